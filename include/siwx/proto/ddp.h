@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * DDP segment headers (RFC 5041 section 4) with the RDMAP Control Field and
+ * Invalidate STag that RDMAP keeps in the DDP RsvdULP field (RFC 5040
+ * section 4.1, figure 3):
+ *
+ *   byte 0: T | L | Resrv(4) | DV(2)      byte 1: RV(2) | Rsv(2) | Opcode(4)
+ *   tagged:   STag(32) TO(64)                              = 14 bytes
+ *   untagged: Invalidate STag(32) QN(32) MSN(32) MO(32)    = 18 bytes
+ */
+#ifndef SIWX_PROTO_DDP_H
+#define SIWX_PROTO_DDP_H
+
+#include "term.h"
+#include "types.h"
+
+#define SIWX_DDP_VERSION 1	/* DV 01b: RFC 5041 */
+#define SIWX_DDP_T_FLAG 0x80
+#define SIWX_DDP_L_FLAG 0x40
+#define SIWX_DDP_DV_MASK 0x03
+#define SIWX_DDP_CTRL_LEN 2
+#define SIWX_DDP_TAGGED_HDR_LEN 14
+#define SIWX_DDP_UNTAGGED_HDR_LEN 18
+
+struct siwx_ddp_hdr {
+	u8 opcode;	/* enum siwx_rdmap_opcode */
+	bool tagged;
+	bool last;
+	/* tagged */
+	u32 stag;
+	u64 to;
+	/* untagged */
+	u32 inval_stag;	/* Send with Invalidate variants only, else 0 */
+	u32 qn;
+	u32 msn;
+	u32 mo;
+};
+
+static inline size_t siwx_ddp_hdr_len(bool tagged)
+{
+	return tagged ? SIWX_DDP_TAGGED_HDR_LEN : SIWX_DDP_UNTAGGED_HDR_LEN;
+}
+
+/* Writes DV = RV = 1; returns the header length. */
+size_t siwx_ddp_encode(const struct siwx_ddp_hdr *h, u8 *buf);
+
+/*
+ * Decode and validate a DDP header (@len must cover the whole header, see
+ * siwx_ddp_hdr_len() on the T flag of buf[0]). Checks, in this order:
+ * DDP version, RDMAP version, known opcode, T flag matching the opcode,
+ * QN matching the opcode. On failure returns false and sets @err.
+ */
+bool siwx_ddp_decode(const u8 *buf, size_t len, struct siwx_ddp_hdr *h,
+		     struct siwx_term *err);
+
+#endif /* SIWX_PROTO_DDP_H */

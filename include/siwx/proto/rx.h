@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * RX: the MPA/DDP/RDMAP stream parser. It takes the TCP byte stream in
+ * chunks of any size (as the socket hands them over) and reports, one at a
+ * time, the events a receiver acts on. It validates everything RFC 5044,
+ * RFC 5041, RFC 5040 section 7.2 and RFC 7306 section 8.2 ask a receiver
+ * to validate that needs no memory tables; STag, PD, rights, bounds and
+ * receive-buffer checks stay with the caller (see siwx_term_for_access()).
+ *
+ * Per FPDU the events are:
+ *   SIWX_RX_SEGMENT      headers decoded and valid (rx->seg);
+ *   SIWX_RX_PAYLOAD      0..n slices of ULP payload (data messages only);
+ *   SIWX_RX_SEGMENT_END  PAD and CRC checked: the segment is intact.
+ * Payload may be placed as it arrives: its target was validated at
+ * SEGMENT, and a CRC error aborts the stream before anything is
+ * Delivered. Header-only messages (Read Request, Terminate, Immediate Data,
+ * Atomic Request/Response) must be acted on only at SEGMENT_END.
+ * Any error gives SIWX_RX_ERROR with rx->term set; the parser then stays
+ * in error.
+ */
+#ifndef SIWX_PROTO_RX_H
+#define SIWX_PROTO_RX_H
+
+#include "ddp.h"
+#include "mpa.h"
+#include "rdmap.h"
+#include "rfc7306.h"
+#include "term.h"
+#include "types.h"
+
+#define SIWX_RX_HDR_MAX (SIWX_MPA_LEN_FIELD + SIWX_DDP_UNTAGGED_HDR_LEN + \
+			 SIWX_TERM_MAX_LEN)
+
+/* A decoded, validated segment. */
+struct siwx_rx_seg {
+	struct siwx_ddp_hdr ddp;
+	const struct siwx_opinfo *op;
+	u16 ulpdu_len;
+	u32 payload_len;	/* ULP payload octets (0 if header-only) */
+	u32 ddp_hdr_len;
+	u32 rdmap_hdr_len;
+	/* The raw DDP header, echoed by a Terminate about this segment. */
+	u8 raw[SIWX_RX_HDR_MAX - SIWX_MPA_LEN_FIELD];
+	union {
+		struct siwx_read_req read;
+		struct siwx_atomic_req atomic;
+		struct siwx_atomic_resp atomic_resp;
+		u8 imm[SIWX_IMM_LEN];
+		struct siwx_term_hdr term;
+	} u;
+};
+
+enum siwx_rx_event_type {
+	SIWX_RX_NEED_MORE,	/* the input was consumed without an event */
+	SIWX_RX_SEGMENT,
+	SIWX_RX_PAYLOAD,
+	SIWX_RX_SEGMENT_END,
+	SIWX_RX_ERROR,
+};
+
+struct siwx_rx_event {
+	enum siwx_rx_event_type type;
+	const u8 *data;		/* PAYLOAD: the slice, inside the input */
+	u32 len;
+	u32 offset;		/* PAYLOAD: offset of the slice in the segment */
+};
+
+struct siwx_rx {
+	bool crc_on;
+	u8 state;
+	u32 crc;
+	u32 have;		/* octets gathered in hdr[] */
+	u32 need;		/* octets hdr[] must reach */
+	u32 payload_done;
+	u8 hdr[SIWX_RX_HDR_MAX];
+	u8 trailer[3 + SIWX_MPA_CRC_LEN];
+	u32 expect_msn[SIWX_QN_COUNT];	/* next MSN per untagged queue */
+	u32 expect_mo[SIWX_QN_COUNT];	/* next MO of a message in progress */
+	struct siwx_rx_seg seg;
+	struct siwx_term term;
+};
+
+void siwx_rx_init(struct siwx_rx *rx, bool crc_on);
+
+/*
+ * Consume input up to the next event. Returns the number of octets of
+ * @buf consumed (those are never seen again); call again with the rest.
+ * SIWX_RX_NEED_MORE means all of @buf was consumed without an event.
+ */
+size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
+		    struct siwx_rx_event *ev);
+
+#endif /* SIWX_PROTO_RX_H */
