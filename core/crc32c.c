@@ -17,7 +17,8 @@ static void table_init(void)
 	for (i = 0; i < 256; i++) {
 		crc = i;
 		for (bit = 0; bit < 8; bit++)
-			crc = (crc >> 1) ^ (crc & 1 ? CRC32C_POLY_REFLECTED : 0);
+			crc = (crc >> 1) ^
+			      (crc & 1 ? CRC32C_POLY_REFLECTED : 0);
 		table[i] = crc;
 	}
 	__atomic_store_n(&table_ready, true, __ATOMIC_RELEASE);

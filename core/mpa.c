@@ -32,6 +32,7 @@ size_t siwx_mpa_rr_encode(const struct siwx_mpa_rr *rr, u8 *buf)
 {
 	size_t len = siwx_mpa_rr_len(rr);
 	u8 *p = buf + SIWX_MPA_RR_HDR_LEN;
+	u16 ird, ord;
 
 	if (!len)
 		return 0;
@@ -43,12 +44,12 @@ size_t siwx_mpa_rr_encode(const struct siwx_mpa_rr *rr, u8 *buf)
 	buf[17] = rr->rev;
 	siwx_put_be16(buf + 18, (u16)(len - SIWX_MPA_RR_HDR_LEN));
 	if (rr->enhanced) {
-		siwx_put_be16(p, (u16)((rr->p2p ? V2_P : 0) |
-				       (rr->rtr & SIWX_MPA_RTR_SEND ? V2_S : 0) |
-				       rr->ird));
-		siwx_put_be16(p + 2, (u16)((rr->rtr & SIWX_MPA_RTR_WRITE ? V2_W : 0) |
-					   (rr->rtr & SIWX_MPA_RTR_READ ? V2_R : 0) |
-					   rr->ord));
+		ird = rr->ird | (rr->p2p ? V2_P : 0) |
+		      (rr->rtr & SIWX_MPA_RTR_SEND ? V2_S : 0);
+		ord = rr->ord | (rr->rtr & SIWX_MPA_RTR_WRITE ? V2_W : 0) |
+		      (rr->rtr & SIWX_MPA_RTR_READ ? V2_R : 0);
+		siwx_put_be16(p, ird);
+		siwx_put_be16(p + 2, ord);
 		p += SIWX_MPA_V2_PARAMS_LEN;
 	}
 	if (rr->pd_len)

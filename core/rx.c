@@ -196,84 +196,104 @@ static size_t rx_gather(struct siwx_rx *rx, const u8 *buf, size_t len)
 	return n;
 }
 
+/* Headers: gather, size, decode. Returns octets used; may set an event. */
+static size_t rx_header(struct siwx_rx *rx, const u8 *buf, size_t len,
+			struct siwx_rx_event *ev)
+{
+	size_t used = rx_gather(rx, buf, len);
+	struct siwx_term err;
+
+	if (rx->have < rx->need)
+		return used;
+	if (rx->need == RX_PEEK_LEN) {
+		if (!rx_size_headers(rx, &err))
+			return rx_fail(rx, err, used, ev);
+		if (rx->have < rx->need)
+			return used;
+	}
+	if (!rx_decode_segment(rx, &err))
+		return rx_fail(rx, err, used, ev);
+	if (rx->crc_on)
+		rx->crc = siwx_crc32c(rx->crc, rx->hdr, rx->have);
+	rx->payload_done = 0;
+	rx->have = 0;
+	rx->state = rx->seg.payload_len ? RX_PAYLOAD : RX_TRAILER;
+	ev->type = SIWX_RX_SEGMENT;
+	return used;
+}
+
+/* Payload: hand the slice that is here to the caller, in place. */
+static size_t rx_payload(struct siwx_rx *rx, const u8 *buf, size_t len,
+			 struct siwx_rx_event *ev)
+{
+	size_t n = rx->seg.payload_len - rx->payload_done;
+
+	if (n > len)
+		n = len;
+	if (rx->crc_on)
+		rx->crc = siwx_crc32c(rx->crc, buf, n);
+	ev->type = SIWX_RX_PAYLOAD;
+	ev->data = buf;
+	ev->len = (u32)n;
+	ev->offset = rx->payload_done;
+	rx->payload_done += (u32)n;
+	if (rx->payload_done == rx->seg.payload_len)
+		rx->state = RX_TRAILER;
+	return n;
+}
+
+/* PAD and CRC: the FPDU is intact only if the CRC matches. */
+static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
+			 struct siwx_rx_event *ev)
+{
+	u32 pad = siwx_mpa_pad(rx->seg.ulpdu_len);
+	u32 want = pad + SIWX_MPA_CRC_LEN - rx->have;
+	size_t n = want < len ? want : len;
+	u32 crc;
+
+	memcpy(rx->trailer + rx->have, buf, n);
+	rx->have += (u32)n;
+	if (rx->have < pad + SIWX_MPA_CRC_LEN)
+		return n;
+	if (rx->crc_on) {
+		crc = siwx_crc32c_final(siwx_crc32c(rx->crc, rx->trailer, pad));
+		if (crc != siwx_get_le32(rx->trailer + pad))
+			return rx_fail(rx, siwx_term_make(SIWX_LAYER_LLP,
+							  SIWX_LLP_ETYPE_MPA,
+							  SIWX_LLP_CRC),
+				       n, ev);
+	}
+	rx_next_fpdu(rx);
+	ev->type = SIWX_RX_SEGMENT_END;
+	return n;
+}
+
 size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 		    struct siwx_rx_event *ev)
 {
-	size_t used = 0, n;
-	struct siwx_term err;
-	u32 tlen, want;
+	size_t used = 0;
 
 	ev->type = SIWX_RX_NEED_MORE;
 	ev->data = NULL;
 	ev->len = 0;
 	ev->offset = 0;
-	if (rx->state == RX_DEAD) {
-		ev->type = SIWX_RX_ERROR;
-		return 0;
-	}
-	while (used < len) {
+	while (used < len && ev->type == SIWX_RX_NEED_MORE) {
 		switch (rx->state) {
 		case RX_HDR:
-			used += rx_gather(rx, buf + used, len - used);
-			if (rx->have < rx->need)
-				break;
-			if (rx->need == RX_PEEK_LEN) {
-				if (!rx_size_headers(rx, &err))
-					return rx_fail(rx, err, used, ev);
-				if (rx->have < rx->need)
-					break;
-			}
-			if (!rx_decode_segment(rx, &err))
-				return rx_fail(rx, err, used, ev);
-			if (rx->crc_on)
-				rx->crc = siwx_crc32c(rx->crc, rx->hdr, rx->have);
-			rx->payload_done = 0;
-			rx->state = rx->seg.payload_len ? RX_PAYLOAD : RX_TRAILER;
-			rx->have = 0;
-			ev->type = SIWX_RX_SEGMENT;
-			return used;
+			used += rx_header(rx, buf + used, len - used, ev);
+			break;
 		case RX_PAYLOAD:
-			n = rx->seg.payload_len - rx->payload_done;
-			if (n > len - used)
-				n = len - used;
-			if (rx->crc_on)
-				rx->crc = siwx_crc32c(rx->crc, buf + used, n);
-			ev->type = SIWX_RX_PAYLOAD;
-			ev->data = buf + used;
-			ev->len = (u32)n;
-			ev->offset = rx->payload_done;
-			rx->payload_done += (u32)n;
-			if (rx->payload_done == rx->seg.payload_len)
-				rx->state = RX_TRAILER;
-			return used + n;
+			used += rx_payload(rx, buf + used, len - used, ev);
+			break;
 		case RX_TRAILER:
-			tlen = siwx_mpa_pad(rx->seg.ulpdu_len) + SIWX_MPA_CRC_LEN;
-			want = tlen - rx->have;
-			n = want < len - used ? want : len - used;
-			memcpy(rx->trailer + rx->have, buf + used, n);
-			rx->have += (u32)n;
-			used += n;
-			if (rx->have < tlen)
-				break;
-			if (rx->crc_on) {
-				u32 pad = tlen - SIWX_MPA_CRC_LEN;
-				u32 crc = siwx_crc32c(rx->crc, rx->trailer, pad);
-
-				if (siwx_crc32c_final(crc) !=
-				    siwx_get_le32(rx->trailer + pad))
-					return rx_fail(rx,
-						       siwx_term_make(SIWX_LAYER_LLP,
-								      SIWX_LLP_ETYPE_MPA,
-								      SIWX_LLP_CRC),
-						       used, ev);
-			}
-			rx_next_fpdu(rx);
-			ev->type = SIWX_RX_SEGMENT_END;
-			return used;
+			used += rx_trailer(rx, buf + used, len - used, ev);
+			break;
 		default:
 			ev->type = SIWX_RX_ERROR;
-			return used;
+			break;
 		}
 	}
+	if (rx->state == RX_DEAD)
+		ev->type = SIWX_RX_ERROR;
 	return used;
 }

@@ -45,11 +45,11 @@ siwx_ddp_hdr TaggedHdr(uint8_t op, uint32_t stag, uint64_t to) {
 const Bytes kPayload = {'h', 'e', 'l', 'l', 'o'};
 
 TEST(Wire, RdmaWrite) {
-    Bytes want = Fpdu(Cat({Bytes{0xc1, 0x40}, Be32(0x11223344), Be64(0x0102030405060708),
-                           kPayload}));
-    EXPECT_EQ(Hex(EncodeMessage(TaggedHdr(SIWX_OP_WRITE, 0x11223344, 0x0102030405060708), {},
-                                kPayload)),
-              Hex(want));
+    Bytes want =
+        Fpdu(Cat({Bytes{0xc1, 0x40}, Be32(0x11223344), Be64(0x0102030405060708), kPayload}));
+    EXPECT_EQ(
+        Hex(EncodeMessage(TaggedHdr(SIWX_OP_WRITE, 0x11223344, 0x0102030405060708), {}, kPayload)),
+        Hex(want));
 }
 
 TEST(Wire, RdmaReadResponse) {
@@ -62,8 +62,8 @@ TEST(Wire, RdmaReadRequest) {
     siwx_read_req rr{0x0a0b0c0d, 0x1111222233334444, 4096, 0x01020304, 0x5555666677778888};
     Bytes hdr(SIWX_READ_REQ_LEN);
     ASSERT_EQ(siwx_read_req_encode(&rr, hdr.data()), size_t(SIWX_READ_REQ_LEN));
-    Bytes want_hdr = Cat({Be32(0x0a0b0c0d), Be64(0x1111222233334444), Be32(4096),
-                          Be32(0x01020304), Be64(0x5555666677778888)});
+    Bytes want_hdr = Cat({Be32(0x0a0b0c0d), Be64(0x1111222233334444), Be32(4096), Be32(0x01020304),
+                          Be64(0x5555666677778888)});
     EXPECT_EQ(hdr, want_hdr);
     Bytes want = Fpdu(Cat({Bytes{0x41, 0x41}, Be32(0), Be32(1), Be32(9), Be32(0), want_hdr}));
     EXPECT_EQ(Hex(EncodeMessage(UntaggedHdr(SIWX_OP_READ_REQ, SIWX_QN_READ, 9), hdr, {})),
@@ -80,8 +80,8 @@ class SendVariants : public ::testing::TestWithParam<SendCase> {};
 
 TEST_P(SendVariants, Encoding) {
     const SendCase& c = GetParam();
-    Bytes want = Fpdu(Cat({Bytes{0x41, c.ctrl1}, Be32(c.inval), Be32(0), Be32(7), Be32(0),
-                           kPayload}));
+    Bytes want =
+        Fpdu(Cat({Bytes{0x41, c.ctrl1}, Be32(c.inval), Be32(0), Be32(7), Be32(0), kPayload}));
     EXPECT_EQ(Hex(EncodeMessage(UntaggedHdr(c.opcode, SIWX_QN_SEND, 7, c.inval), {}, kPayload)),
               Hex(want));
 }
@@ -98,8 +98,8 @@ INSTANTIATE_TEST_SUITE_P(Rfc5040, SendVariants,
 TEST(Wire, Terminate) {
     siwx_term_hdr t;
     Bytes offending = Untagged(true, SIWX_OP_ATOMIC_REQ, 1, 3, 0);
-    siwx_term_hdr_build(&t, siwx_term_make(SIWX_LAYER_RDMAP, SIWX_RDMAP_ETYPE_REMOTE_OP, 0x07),
-                        70, offending.data(), offending.size(), nullptr);
+    siwx_term_hdr_build(&t, siwx_term_make(SIWX_LAYER_RDMAP, SIWX_RDMAP_ETYPE_REMOTE_OP, 0x07), 70,
+                        offending.data(), offending.size(), nullptr);
     Bytes hdr(siwx_term_hdr_len(&t));
     ASSERT_EQ(siwx_term_hdr_encode(&t, hdr.data()), hdr.size());
     // Layer 0 / EType 2, code 7, HdrCt M and D (bits 16, 17), DDP length, header.
@@ -113,8 +113,8 @@ TEST(Wire, Terminate) {
 TEST(Wire, ImmediateDataAndWithSe) {
     Bytes imm = {0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0};
     for (auto [op, ctrl1] : {std::pair{SIWX_OP_IMM, 0x48}, std::pair{SIWX_OP_IMM_SE, 0x49}}) {
-        Bytes want = Fpdu(Cat({Bytes{0x41, uint8_t(ctrl1)}, Be32(0), Be32(0), Be32(12), Be32(0),
-                               imm}));
+        Bytes want =
+            Fpdu(Cat({Bytes{0x41, uint8_t(ctrl1)}, Be32(0), Be32(0), Be32(12), Be32(0), imm}));
         EXPECT_EQ(Hex(EncodeMessage(UntaggedHdr(uint8_t(op), SIWX_QN_SEND, 12), imm, {})),
                   Hex(want));
     }
@@ -149,8 +149,7 @@ TEST(Wire, AtomicResponse) {
     Bytes want_hdr = Cat({Be32(0x01020304), Be64(0x1122334455667788)});
     EXPECT_EQ(hdr, want_hdr);
     Bytes want = Fpdu(Cat({Bytes{0x41, 0x4b}, Be32(0), Be32(3), Be32(1), Be32(0), want_hdr}));
-    EXPECT_EQ(Hex(EncodeMessage(UntaggedHdr(SIWX_OP_ATOMIC_RESP, SIWX_QN_ATOMIC_RESP, 1), hdr,
-                                {})),
+    EXPECT_EQ(Hex(EncodeMessage(UntaggedHdr(SIWX_OP_ATOMIC_RESP, SIWX_QN_ATOMIC_RESP, 1), hdr, {})),
               Hex(want));
 }
 

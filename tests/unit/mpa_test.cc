@@ -51,8 +51,8 @@ TEST(MpaFrame, Rev2EnhancedParameters) {
     rr.pd = pd.data();
     rr.pd_len = 2;
     // P|S|IRD = 1|1|16, W|R|ORD = 0|1|0x3fff, then the ULP's octets.
-    Bytes want = Cat({Key("MPA ID Req Frame"), Bytes{0x50, 0x02}, Be16(6), Be16(0xc010),
-                      Be16(0x7fff), pd});
+    Bytes want =
+        Cat({Key("MPA ID Req Frame"), Bytes{0x50, 0x02}, Be16(6), Be16(0xc010), Be16(0x7fff), pd});
     EXPECT_EQ(Hex(Encode(rr)), Hex(want));
 }
 
@@ -108,8 +108,7 @@ void ExpectInvalid(const Bytes& frame) {
     siwx_mpa_rr out;
     size_t len;
     siwx_term err{};
-    EXPECT_EQ(siwx_mpa_rr_decode(frame.data(), frame.size(), &out, &len, &err),
-              SIWX_PARSE_ERROR)
+    EXPECT_EQ(siwx_mpa_rr_decode(frame.data(), frame.size(), &out, &len, &err), SIWX_PARSE_ERROR)
         << Hex(frame);
     EXPECT_EQ(err, siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_INVALID_RR));
 }

@@ -122,9 +122,9 @@ TEST(RxErrors, UlpduShorterThanDdpHeader) {
 
 TEST(RxErrors, BadDdpVersion) {
     for (uint8_t dv : {0, 2, 3}) {
-        ExpectTerm(Fpdu(Cat({Ctrl(false, true, SIWX_OP_SEND, dv), Be32(0), Be32(0), Be32(1),
-                             Be32(0)})),
-                   siwx_term{SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_INVALID_VERSION});
+        ExpectTerm(
+            Fpdu(Cat({Ctrl(false, true, SIWX_OP_SEND, dv), Be32(0), Be32(0), Be32(1), Be32(0)})),
+            siwx_term{SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_INVALID_VERSION});
         ExpectTerm(Fpdu(Cat({Ctrl(true, true, SIWX_OP_WRITE, dv), Be32(1), Be64(0)})),
                    siwx_term{SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_INVALID_VERSION});
     }
@@ -132,9 +132,9 @@ TEST(RxErrors, BadDdpVersion) {
 
 TEST(RxErrors, BadRdmapVersion) {
     for (uint8_t rv : {0, 2, 3})
-        ExpectTerm(Fpdu(Cat({Ctrl(false, true, SIWX_OP_SEND, 1, rv), Be32(0), Be32(0), Be32(1),
-                             Be32(0)})),
-                   kBadRdmapVersion);
+        ExpectTerm(
+            Fpdu(Cat({Ctrl(false, true, SIWX_OP_SEND, 1, rv), Be32(0), Be32(0), Be32(1), Be32(0)})),
+            kBadRdmapVersion);
 }
 
 TEST(RxErrors, UnknownOpcodes) {
@@ -155,12 +155,9 @@ TEST(RxErrors, TaggedFlagMustMatchOpcode) {
 TEST(RxErrors, WrongQueueNumberForOpcode) {
     ExpectTerm(Fpdu(Untagged(true, SIWX_OP_SEND, 1, 1, 0)), kInvalidQn);
     ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_IMM, 3, 1, 0), Bytes(8, 0)})), kInvalidQn);
-    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_REQ, 0, 1, 0), Bytes(52, 0)})),
-               kInvalidQn);
-    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_REQ, 3, 1, 0), Bytes(52, 0)})),
-               kInvalidQn);
-    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_RESP, 1, 1, 0), Bytes(12, 0)})),
-               kInvalidQn);
+    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_REQ, 0, 1, 0), Bytes(52, 0)})), kInvalidQn);
+    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_REQ, 3, 1, 0), Bytes(52, 0)})), kInvalidQn);
+    ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_ATOMIC_RESP, 1, 1, 0), Bytes(12, 0)})), kInvalidQn);
     ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_READ_REQ, 0, 1, 0), Bytes(28, 0)})), kInvalidQn);
     ExpectTerm(Fpdu(Cat({Untagged(true, SIWX_OP_TERMINATE, 0, 1, 0), Bytes(4, 0)})), kInvalidQn);
     ExpectTerm(Fpdu(Untagged(true, SIWX_OP_SEND, 77, 1, 0)), kInvalidQn);

@@ -85,8 +85,7 @@ TEST(TermBuild, LlpAndCatastrophicEchoNothing) {
 TEST(TermDecode, RoundTripAndMalformed) {
     siwx_term_hdr in;
     Bytes rdma(28, 0x44);
-    siwx_term_hdr_build(&in, T(0, 1, 2), 46, kUntaggedHdr.data(), kUntaggedHdr.size(),
-                        rdma.data());
+    siwx_term_hdr_build(&in, T(0, 1, 2), 46, kUntaggedHdr.data(), kUntaggedHdr.size(), rdma.data());
     Bytes wire(siwx_term_hdr_len(&in));
     siwx_term_hdr_encode(&in, wire.data());
     siwx_term_hdr out;

@@ -43,8 +43,7 @@ Bytes Ctrl(bool tagged, bool last, uint8_t opcode, uint8_t dv, uint8_t rv) {
             uint8_t((rv & 3) << 6 | (opcode & 0xf))};
 }
 
-Bytes Untagged(bool last, uint8_t opcode, uint32_t qn, uint32_t msn, uint32_t mo,
-               uint32_t inval) {
+Bytes Untagged(bool last, uint8_t opcode, uint32_t qn, uint32_t msn, uint32_t mo, uint32_t inval) {
     return Cat({Ctrl(false, last, opcode), Be32(inval), Be32(qn), Be32(msn), Be32(mo)});
 }
 
@@ -80,8 +79,7 @@ RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on) {
                 rec.segments.push_back(rx.seg);
                 rec.payloads.emplace_back();
             } else if (ev.type == SIWX_RX_PAYLOAD) {
-                rec.payloads.back().insert(rec.payloads.back().end(), ev.data,
-                                           ev.data + ev.len);
+                rec.payloads.back().insert(rec.payloads.back().end(), ev.data, ev.data + ev.len);
             } else if (ev.type == SIWX_RX_SEGMENT_END) {
                 ++rec.segment_ends;
             } else if (ev.type == SIWX_RX_ERROR) {

@@ -62,7 +62,7 @@ struct siwx_rx_event {
 	enum siwx_rx_event_type type;
 	const u8 *data;		/* PAYLOAD: the slice, inside the input */
 	u32 len;
-	u32 offset;		/* PAYLOAD: offset of the slice in the segment */
+	u32 offset;		/* PAYLOAD: the slice's offset in the segment */
 };
 
 struct siwx_rx {
@@ -74,8 +74,8 @@ struct siwx_rx {
 	u32 payload_done;
 	u8 hdr[SIWX_RX_HDR_MAX];
 	u8 trailer[3 + SIWX_MPA_CRC_LEN];
-	u32 expect_msn[SIWX_QN_COUNT];	/* next MSN per untagged queue */
-	u32 expect_mo[SIWX_QN_COUNT];	/* next MO of a message in progress */
+	u32 expect_msn[SIWX_QN_COUNT];	/* next MSN of each queue */
+	u32 expect_mo[SIWX_QN_COUNT];	/* next MO of a message in flight */
 	struct siwx_rx_seg seg;
 	struct siwx_term term;
 };

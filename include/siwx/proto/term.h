@@ -104,7 +104,7 @@ static inline bool siwx_term_eq(struct siwx_term a, struct siwx_term b)
  * it to the Terminate the message type calls for.
  */
 enum siwx_access_fault {
-	SIWX_FAULT_INVALID_STAG,	/* unknown, invalid or wrong-state STag */
+	SIWX_FAULT_INVALID_STAG,	/* unknown or invalid STag */
 	SIWX_FAULT_NOT_ASSOC,		/* STag of another PD / stream */
 	SIWX_FAULT_ACCESS_RIGHTS,	/* MR lacks the needed remote right */
 	SIWX_FAULT_BOUNDS,		/* outside the registered region */
@@ -114,7 +114,7 @@ enum siwx_access_fault {
 
 /* Message classes that reach tagged memory, each with its own mapping. */
 enum siwx_access_kind {
-	SIWX_ACCESS_WRITE,		/* RDMA Write, Read Response placement */
+	SIWX_ACCESS_WRITE,		/* RDMA Write, Read Response */
 	SIWX_ACCESS_READ_SOURCE,	/* Read Request data source */
 	SIWX_ACCESS_ATOMIC,		/* Atomic Request target */
 	SIWX_ACCESS_INVALIDATE,		/* Send with Invalidate STag */

@@ -27,7 +27,7 @@ struct siwx_tx_msg {
 struct siwx_tx_seg {
 	u8 hdr[SIWX_TX_HDR_MAX];	/* MPA length, DDP and RDMAP headers */
 	u32 hdr_len;
-	u32 payload_off;		/* offset of this slice in the payload */
+	u32 payload_off;		/* offset of the slice in the payload */
 	u32 payload_len;
 	u32 ulpdu_len;
 	bool last;
