@@ -7,6 +7,7 @@ extern "C" {
 #include <siwx/proto/ddp.h>
 #include <siwx/proto/mpa.h>
 #include <siwx/proto/rdmap.h>
+#include <siwx/proto/rdq.h>
 #include <siwx/proto/rfc7306.h>
 #include <siwx/proto/rx.h>
 #include <siwx/proto/term.h>
