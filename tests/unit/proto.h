@@ -6,6 +6,7 @@ extern "C" {
 #include <siwx/proto/crc32c.h>
 #include <siwx/proto/ddp.h>
 #include <siwx/proto/mpa.h>
+#include <siwx/proto/mpa_nego.h>
 #include <siwx/proto/rdmap.h>
 #include <siwx/proto/rdq.h>
 #include <siwx/proto/rfc7306.h>
