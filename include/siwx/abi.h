@@ -73,6 +73,11 @@ struct siwx_sqe {
 	__aligned_u64 add_swap_mask;
 	__aligned_u64 compare;
 	__aligned_u64 compare_mask;
+	/*
+	 * With SIWX_WQE_INLINE, num_sge carries the inline payload length in
+	 * bytes (0..SIWX_MAX_INLINE, fits the __u8) and inline_data[] the
+	 * payload; otherwise num_sge SGEs follow.
+	 */
 	union {
 		struct siwx_sge sge[SIWX_MAX_SGE];
 		__u8 inline_data[SIWX_MAX_INLINE];
