@@ -9,6 +9,7 @@ extern "C" {
 #include <siwx/proto/mpa_nego.h>
 #include <siwx/proto/rdmap.h>
 #include <siwx/proto/rdq.h>
+#include <siwx/proto/recv.h>
 #include <siwx/proto/rfc7306.h>
 #include <siwx/proto/rx.h>
 #include <siwx/proto/term.h>
