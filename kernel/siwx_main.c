@@ -2,13 +2,130 @@
 /*
  * siwx: soft-iWARP with RFC 7306 atomics and immediate data.
  *
- * Module entry. The RNIC (rdma link type, verbs, connection manager, TX
- * and RX engines) is built on the protocol core in core/; until it lands
- * the module only carries the core and checks it at load time.
+ * Module entry: the "siwx" rdma link type, the netdev notifier and the
+ * list of this module's devices. The list exists because siwx registers
+ * with RDMA_DRIVER_UNKNOWN, an id other drivers may share: ib_core's
+ * lookups and ib_unregister_driver() by driver id would reach devices
+ * that are not ours.
  */
+#include <linux/if_arp.h>
 #include <linux/module.h>
+#include <linux/netdevice.h>
+#include <rdma/rdma_netlink.h>
 
 #include <siwx/proto/crc32c.h>
+
+#include "siwx.h"
+
+static LIST_HEAD(siwx_devs);
+/* Protects siwx_devs; taken under rtnl (netdev events), never around it */
+static DEFINE_MUTEX(siwx_devs_lock);
+
+/*
+ * Claim dev->netdev for @dev: one siwx device per netdev, since the iWARP CM
+ * finds the device of a connection by the local IP address.
+ */
+int siwx_dev_list_add(struct siwx_dev *dev)
+{
+	struct siwx_dev *cur;
+	int rv = 0;
+
+	mutex_lock(&siwx_devs_lock);
+	list_for_each_entry(cur, &siwx_devs, list) {
+		if (cur->netdev == dev->netdev) {
+			rv = -EEXIST;
+			goto out;
+		}
+	}
+	list_add_tail(&dev->list, &siwx_devs);
+out:
+	mutex_unlock(&siwx_devs_lock);
+	return rv;
+}
+
+void siwx_dev_list_del(struct siwx_dev *dev)
+{
+	mutex_lock(&siwx_devs_lock);
+	list_del_init(&dev->list);
+	mutex_unlock(&siwx_devs_lock);
+}
+
+/*
+ * The registered siwx device on @netdev, with a reference the caller
+ * drops with ib_device_put(); NULL if there is none. A device that is
+ * still registering or already unregistering has no references to give
+ * (ib_device_try_get() fails), so it is never returned.
+ */
+struct siwx_dev *siwx_dev_find(struct net_device *netdev)
+{
+	struct siwx_dev *cur, *found = NULL;
+
+	mutex_lock(&siwx_devs_lock);
+	list_for_each_entry(cur, &siwx_devs, list) {
+		if (cur->netdev == netdev && ib_device_try_get(&cur->ibdev)) {
+			found = cur;
+			break;
+		}
+	}
+	mutex_unlock(&siwx_devs_lock);
+	return found;
+}
+
+/* Any Ethernet-like link; loopback too, for tests on one machine. */
+static bool siwx_netdev_usable(struct net_device *netdev)
+{
+	return netdev->type == ARPHRD_ETHER || netdev->type == ARPHRD_LOOPBACK;
+}
+
+static int siwx_newlink(const char *name, struct net_device *netdev)
+{
+	if (strncmp(name, SIWX_DEV_NAME_PREFIX,
+		    strlen(SIWX_DEV_NAME_PREFIX))) {
+		/* newlink has no extack in this kernel: say it in the log */
+		pr_info("siwx: refusing device name '%s': siwx device names must start with '%s'\n",
+			name, SIWX_DEV_NAME_PREFIX);
+		return -EINVAL;
+	}
+	if (!siwx_netdev_usable(netdev)) {
+		pr_info("siwx: %s: not an Ethernet or loopback device\n",
+			netdev->name);
+		return -EINVAL;
+	}
+	return siwx_dev_add(name, netdev);
+}
+
+static struct rdma_link_ops siwx_link_ops = {
+	.type = "siwx",
+	.newlink = siwx_newlink,
+};
+
+static struct notifier_block siwx_netdev_nb = {
+	.notifier_call = siwx_netdev_event,
+};
+
+/*
+ * Unregister every device. Each unregistration ends in dealloc_driver,
+ * which takes the device off the list; one that another path (rdma link
+ * delete, a queued netdev unregistration) is already tearing down is
+ * waited for inside ib_unregister_device().
+ */
+static void siwx_remove_all(void)
+{
+	struct siwx_dev *dev;
+
+	for (;;) {
+		mutex_lock(&siwx_devs_lock);
+		dev = list_first_entry_or_null(&siwx_devs, struct siwx_dev,
+					       list);
+		if (dev)
+			get_device(&dev->ibdev.dev);
+		mutex_unlock(&siwx_devs_lock);
+		if (!dev)
+			break;
+		ib_unregister_device(&dev->ibdev);
+		put_device(&dev->ibdev.dev);
+	}
+}
 
 static int __init siwx_init(void)
 {
@@ -16,17 +133,30 @@ static int __init siwx_init(void)
 	static const u8 zeros[32];
 	u32 crc = siwx_crc32c_final(siwx_crc32c(SIWX_CRC32C_INIT, zeros,
 						sizeof(zeros)));
+	int rv;
 
 	if (crc != 0x8a9136aa) {
 		pr_err("siwx: crc32c self-test failed (%08x)\n", crc);
 		return -ENODEV;
 	}
-	pr_info("siwx: protocol core loaded\n");
+	rv = register_netdevice_notifier(&siwx_netdev_nb);
+	if (rv)
+		return rv;
+	rdma_link_register(&siwx_link_ops);
+	pr_info("siwx: loaded (rdma link type siwx)\n");
 	return 0;
 }
 
 static void __exit siwx_exit(void)
 {
+	/* No new devices once this returns: newlink runs under its lock */
+	rdma_link_unregister(&siwx_link_ops);
+	siwx_remove_all();
+	/*
+	 * Last: netdev unregistrations until here still remove their device;
+	 * the events this replays find no device any more.
+	 */
+	unregister_netdevice_notifier(&siwx_netdev_nb);
 }
 
 module_init(siwx_init);
@@ -35,3 +165,4 @@ module_exit(siwx_exit);
 MODULE_DESCRIPTION("Soft-iWARP RNIC with RFC 7306 atomics and immediate data");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_SOFTDEP("pre: crc32c");
+MODULE_ALIAS_RDMA_LINK("siwx");

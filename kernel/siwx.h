@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * siwx.ko internals: the verbs objects of one soft-iWARP RNIC and the
+ * limits it advertises. The layout of everything user space sees is in
+ * include/siwx/abi.h; this header only holds what the kernel keeps.
+ */
+#ifndef SIWX_H
+#define SIWX_H
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/etherdevice.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#include <siwx/abi.h>
+
+/*
+ * Limits. Ring sizes are powers of two so that the kernel's free-running
+ * positions wrap with a mask; the maxima are powers of two as well, so a
+ * request up to the advertised maximum never rounds past it.
+ */
+#define SIWX_MAX_QP		4096
+/* QP numbers are allocated cyclically below this, so they rarely repeat */
+#define SIWX_MAX_QPN		0xffffff
+#define SIWX_MAX_QP_WR		4096
+#define SIWX_MAX_CQ		8192
+#define SIWX_MAX_CQE		65536
+#define SIWX_MAX_PD		8192
+#define SIWX_MAX_MR		65536
+#define SIWX_MAX_SRQ		1024
+#define SIWX_MAX_SRQ_WR		16384
+/* Inbound (IRD) and outbound (ORD) RDMA Read/atomic credits per QP. */
+#define SIWX_MAX_IRD		16
+#define SIWX_MAX_ORD		16
+/* RDMAP messages carry a 32-bit length. */
+#define SIWX_MAX_MSG_SIZE	0x80000000U
+/*
+ * An RDMA Read Request names one data sink STag, so a Read can only
+ * land in a single local SGE.
+ */
+#define SIWX_MAX_SGE_RD		1
+
+/*
+ * An STag is 32 bits: the upper 24 select the memory region (index into
+ * siwx_dev.mrs, never 0), the low 8 are a key that changes with every
+ * registration, so that a stale STag of a reused index does not match.
+ */
+#define SIWX_STAG_KEY_BITS	8
+#define SIWX_STAG_INDEX_MAX	((1U << (32 - SIWX_STAG_KEY_BITS)) - 1)
+
+struct siwx_dev {
+	struct ib_device ibdev;
+	/*
+	 * Held from creation to dealloc_driver. ib_core's own link to the
+	 * netdev (ib_device_set_netdev) is not readable by drivers in 6.1.
+	 */
+	struct net_device *netdev;
+	/* Entry in the module's device list (siwx_main.c) */
+	struct list_head list;
+	u32 id;
+	u8 mac[ETH_ALEN];
+	/* Last port state reported by an event; rtnl serialises updates */
+	enum ib_port_state port_state;
+
+	/* qp_num -> siwx_qp, for the iWARP CM's iw_get_qp() */
+	struct xarray qps;
+	/* STag index -> siwx_mr; BH lock: the RX path looks STags up */
+	struct xarray mrs;
+	u32 next_qpn;
+	u32 next_stag_index;
+	atomic_t stag_key;
+	atomic_t next_cq_id;
+
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t num_mr;
+};
+
+struct siwx_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct siwx_pd {
+	struct ib_pd ibpd;
+};
+
+struct siwx_mmap_entry;
+
+/*
+ * A ring of fixed-size elements followed by an optional control block,
+ * in vmalloc_user() memory. Once a ring is published to user space its
+ * memory belongs to the mmap entry, which frees it when the last
+ * reference (ours, or an mmap() in progress) is gone.
+ */
+struct siwx_ring {
+	void *buf;
+	u32 num;
+	u32 elem_size;
+	size_t size;
+	struct siwx_mmap_entry *mentry;
+};
+
+struct siwx_cq {
+	struct ib_cq ibcq;
+	/* Serialises producers and the kernel consumer of the ring */
+	spinlock_t lock;
+	struct siwx_ring ring;
+	struct siwx_cqe *cqe;
+	struct siwx_cq_ctrl *ctrl;
+	u32 prod;
+	u32 cons;
+	u32 id;
+};
+
+struct siwx_srq {
+	struct ib_srq ibsrq;
+	/* Protects limit and armed against the RX path */
+	spinlock_t lock;
+	struct siwx_ring ring;
+	struct siwx_rqe *rqe;
+	u32 max_sge;
+	u32 limit;
+	bool armed;
+};
+
+struct siwx_qp {
+	struct ib_qp ibqp;
+	struct siwx_dev *dev;
+	/*
+	 * References from the iWARP CM (iw_add_ref) and, later, the data
+	 * path. destroy_qp drops the initial one and waits for the rest,
+	 * because ib_core frees the QP memory when destroy_qp returns.
+	 */
+	struct kref ref;
+	struct completion released;
+
+	/* Serialises state changes (modify_qp, destroy, the CM) */
+	struct mutex state_lock;
+	enum ib_qp_state state;
+	int access;
+	u8 ird;
+	u8 ord;
+
+	struct siwx_ring sq;
+	struct siwx_sqe *sqe;
+	struct siwx_sq_ctrl *sq_ctrl;
+	struct siwx_ring rq;
+	struct siwx_rqe *rqe;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	bool sig_all;
+
+	struct siwx_cq *scq;
+	struct siwx_cq *rcq;
+	struct siwx_srq *srq;
+};
+
+struct siwx_mr {
+	struct ib_mr ibmr;
+	/* Lookups by STag take a reference; dereg waits for them */
+	struct kref ref;
+	struct completion released;
+	u32 stag;
+	int access;
+	/* User memory: pinned pages; NULL for a DMA MR (kernel VAs) */
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned long npages;
+	/* Tagged offset of the first byte and its offset in pages[0] */
+	u64 iova;
+	u64 length;
+	unsigned int first_offset;
+};
+
+static inline struct siwx_dev *to_siwx_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct siwx_dev, ibdev);
+}
+
+static inline struct siwx_ucontext *to_siwx_uctx(struct ib_ucontext *uc)
+{
+	return container_of(uc, struct siwx_ucontext, ibuc);
+}
+
+static inline struct siwx_cq *to_siwx_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct siwx_cq, ibcq);
+}
+
+static inline struct siwx_srq *to_siwx_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct siwx_srq, ibsrq);
+}
+
+static inline struct siwx_qp *to_siwx_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct siwx_qp, ibqp);
+}
+
+static inline struct siwx_mr *to_siwx_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct siwx_mr, ibmr);
+}
+
+/* Take one of a bounded resource count; false when the limit is reached */
+static inline bool siwx_count_get(atomic_t *count, int max)
+{
+	return atomic_add_unless(count, 1, max);
+}
+
+/* siwx_main.c */
+int siwx_dev_list_add(struct siwx_dev *dev);
+void siwx_dev_list_del(struct siwx_dev *dev);
+struct siwx_dev *siwx_dev_find(struct net_device *netdev);
+
+/* siwx_dev.c */
+int siwx_dev_add(const char *name, struct net_device *netdev);
+int siwx_netdev_event(struct notifier_block *nb, unsigned long event,
+		      void *ptr);
+
+/* siwx_query.c */
+int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata);
+int siwx_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr);
+int siwx_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *imm);
+int siwx_query_gid(struct ib_device *ibdev, u32 port, int index,
+		   union ib_gid *gid);
+int siwx_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+		    u16 *pkey);
+void siwx_get_fw_str(struct ib_device *ibdev, char *str);
+enum ib_port_state siwx_port_state(struct net_device *netdev);
+
+/* siwx_ctx.c */
+int siwx_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void siwx_dealloc_ucontext(struct ib_ucontext *ibuc);
+void siwx_disassociate_ucontext(struct ib_ucontext *ibuc);
+int siwx_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int siwx_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* siwx_queue.c */
+int siwx_ring_alloc(struct siwx_ring *ring, u32 num, u32 elem_size,
+		    size_t ctrl_size);
+void *siwx_ring_ctrl(struct siwx_ring *ring);
+int siwx_ring_publish(struct siwx_ring *ring, struct ib_udata *udata,
+		      u64 *key);
+void siwx_ring_free(struct siwx_ring *ring);
+int siwx_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void siwx_mmap_free(struct rdma_user_mmap_entry *rentry);
+
+/* siwx_cq.c */
+int siwx_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int siwx_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int siwx_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int siwx_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* siwx_qp.c */
+int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int siwx_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+void siwx_qp_get(struct siwx_qp *qp);
+void siwx_qp_put(struct siwx_qp *qp);
+
+/* siwx_qp_state.c */
+int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+
+/* siwx_post.c */
+int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+int siwx_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+void siwx_drain_sq(struct ib_qp *ibqp);
+void siwx_drain_rq(struct ib_qp *ibqp);
+
+/* siwx_srq.c */
+int siwx_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		    struct ib_udata *udata);
+int siwx_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int siwx_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int siwx_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* siwx_mr.c */
+struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag);
+void siwx_mr_put(struct siwx_mr *mr);
+struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
+
+/* siwx_iwcm.c */
+void siwx_iw_add_ref(struct ib_qp *ibqp);
+void siwx_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *siwx_iw_get_qp(struct ib_device *ibdev, int qpn);
+int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siwx_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+int siwx_iw_create_listen(struct iw_cm_id *id, int backlog);
+int siwx_iw_destroy_listen(struct iw_cm_id *id);
+
+#endif /* SIWX_H */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Completion queues: a ring of siwx_cqe the kernel produces into and the
+ * consumer (provider, or poll_cq for kernel users) drains, plus the
+ * siwx_cq_ctrl word that holds the armed state. Producing CQEs is the
+ * data path's job; this file creates, drains and arms.
+ */
+#include <linux/log2.h>
+
+#include "siwx.h"
+
+int siwx_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibcq->device);
+	struct siwx_cq *cq = to_siwx_cq(ibcq);
+	struct siwx_uresp_create_cq resp = {};
+	u32 num;
+	int rv;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SIWX_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (!siwx_count_get(&dev->num_cq, SIWX_MAX_CQ))
+		return -ENOMEM;
+
+	num = roundup_pow_of_two(attr->cqe);
+	spin_lock_init(&cq->lock);
+	rv = siwx_ring_alloc(&cq->ring, num, sizeof(struct siwx_cqe),
+			     sizeof(struct siwx_cq_ctrl));
+	if (rv)
+		goto err_count;
+	cq->cqe = cq->ring.buf;
+	cq->ctrl = siwx_ring_ctrl(&cq->ring);
+	cq->id = atomic_inc_return(&dev->next_cq_id);
+	ibcq->cqe = num;
+
+	if (udata) {
+		rv = siwx_ring_publish(&cq->ring, udata, &resp.cq_key);
+		if (rv)
+			goto err_ring;
+		resp.cq_id = cq->id;
+		resp.num_cqe = num;
+		rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (rv)
+			goto err_ring;
+	}
+	return 0;
+
+err_ring:
+	siwx_ring_free(&cq->ring);
+err_count:
+	atomic_dec(&dev->num_cq);
+	return rv;
+}
+
+int siwx_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibcq->device);
+	struct siwx_cq *cq = to_siwx_cq(ibcq);
+
+	siwx_ring_free(&cq->ring);
+	atomic_dec(&dev->num_cq);
+	return 0;
+}
+
+static struct siwx_cqe *siwx_cq_head(struct siwx_cq *cq)
+{
+	return &cq->cqe[cq->cons & (cq->ring.num - 1)];
+}
+
+/*
+ * The CQE's opcode and status values are those of ib_wc_opcode and
+ * ib_wc_status (abi.h takes them from the verbs enums).
+ */
+static void siwx_cqe_to_wc(struct siwx_cq *cq, const struct siwx_cqe *cqe,
+			   struct ib_wc *wc)
+{
+	struct siwx_dev *dev = to_siwx_dev(cq->ibcq.device);
+	struct siwx_qp *qp = xa_load(&dev->qps, cqe->qp_num);
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->byte_len = cqe->bytes;
+	wc->qp = qp ? &qp->ibqp : NULL;
+	if (cqe->flags & SIWX_CQE_WITH_IMM) {
+		/* verbs' 32-bit imm_data is the first four octets */
+		memcpy(&wc->ex.imm_data, cqe->imm, sizeof(wc->ex.imm_data));
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & SIWX_CQE_WITH_INV) {
+		wc->ex.invalidate_rkey = cqe->inval_stag;
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+}
+
+/* For kernel consumers; user space polls the mapped ring itself. */
+int siwx_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct siwx_cq *cq = to_siwx_cq(ibcq);
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = 0; i < num; i++) {
+		struct siwx_cqe *cqe = siwx_cq_head(cq);
+
+		/* VALID first, then the CQE's contents (abi.h ownership) */
+		if (!(smp_load_acquire(&cqe->flags) & SIWX_CQE_VALID))
+			break;
+		siwx_cqe_to_wc(cq, cqe, &wc[i]);
+		/* Hand the slot back to the producer */
+		smp_store_release(&cqe->flags, 0);
+		cq->cons++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return i;
+}
+
+int siwx_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct siwx_cq *cq = to_siwx_cq(ibcq);
+	unsigned long irqflags;
+	u32 notify;
+	int rv = 0;
+
+	notify = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+			 SIWX_NOTIFY_SOLICITED : SIWX_NOTIFY_NEXT;
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/*
+	 * Producers add a CQE and test the armed state under the same
+	 * lock, so a CQE that raced with arming is seen here.
+	 */
+	WRITE_ONCE(cq->ctrl->notify, notify);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (READ_ONCE(siwx_cq_head(cq)->flags) & SIWX_CQE_VALID))
+		rv = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return rv;
+}

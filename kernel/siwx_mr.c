@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Memory regions and their STags.
+ *
+ * A user MR pins its pages (ib_umem) and keeps them in an array, so
+ * that the data path turns a tagged offset into a page with one
+ * division. A DMA MR (for kernel ULPs) has no pages: its tagged offsets
+ * are kernel virtual addresses, which is what ib_core hands a device
+ * without a DMA device of its own.
+ *
+ * STags (siwx.h): index in dev->mrs << 8 | key. lkey and rkey are the
+ * same STag. Lookups take a reference under the xarray lock; dereg
+ * removes the index first, then waits for the references to go.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "siwx.h"
+
+#define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static int siwx_mr_check_access(int access)
+{
+	/* Optional bits (relaxed ordering) may be ignored, by definition */
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~SIWX_MR_ACCESS)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* Give @mr an STag and make it findable. */
+static int siwx_mr_add(struct siwx_dev *dev, struct siwx_mr *mr, int access)
+{
+	u32 index;
+	u8 key;
+	int rv;
+
+	kref_init(&mr->ref);
+	init_completion(&mr->released);
+	mr->access = access;
+
+	rv = xa_alloc_cyclic_bh(&dev->mrs, &index, NULL,
+				XA_LIMIT(1, SIWX_STAG_INDEX_MAX),
+				&dev->next_stag_index, GFP_KERNEL);
+	if (rv < 0)
+		return rv;
+	key = atomic_inc_return(&dev->stag_key);
+	mr->stag = index << SIWX_STAG_KEY_BITS | key;
+	mr->ibmr.lkey = mr->stag;
+	mr->ibmr.rkey = mr->stag;
+	xa_store_bh(&dev->mrs, index, mr, GFP_KERNEL);
+	return 0;
+}
+
+static void siwx_mr_release(struct kref *ref)
+{
+	struct siwx_mr *mr = container_of(ref, struct siwx_mr, ref);
+
+	complete(&mr->released);
+}
+
+/* The MR an STag names, with a reference; NULL if none (any more). */
+struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag)
+{
+	struct siwx_mr *mr;
+
+	xa_lock_bh(&dev->mrs);
+	mr = xa_load(&dev->mrs, stag >> SIWX_STAG_KEY_BITS);
+	if (mr && (mr->stag != stag || !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	xa_unlock_bh(&dev->mrs);
+	return mr;
+}
+
+void siwx_mr_put(struct siwx_mr *mr)
+{
+	kref_put(&mr->ref, siwx_mr_release);
+}
+
+/*
+ * The page holding tagged offset @to of a user MR and the offset in it;
+ * NULL when @to lies outside the region or the MR has no pages.
+ */
+struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off)
+{
+	u64 rel;
+
+	if (!mr->pages || to < mr->iova || to - mr->iova >= mr->length)
+		return NULL;
+	rel = to - mr->iova + mr->first_offset;
+	*off = rel & ~PAGE_MASK;
+	return mr->pages[rel >> PAGE_SHIFT];
+}
+
+struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibpd->device);
+	struct siwx_mr *mr;
+	int rv;
+
+	rv = siwx_mr_check_access(access);
+	if (rv)
+		return ERR_PTR(rv);
+	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		rv = -ENOMEM;
+		goto err_count;
+	}
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	rv = siwx_mr_add(dev, mr, access);
+	if (rv)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	kfree(mr);
+err_count:
+	atomic_dec(&dev->num_mr);
+	return ERR_PTR(rv);
+}
+
+static int siwx_mr_collect_pages(struct siwx_mr *mr)
+{
+	struct sg_page_iter iter;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
+		if (i == mr->npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	return i == mr->npages ? 0 : -EFAULT;
+}
+
+struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibpd->device);
+	struct siwx_mr *mr;
+	int rv;
+
+	rv = siwx_mr_check_access(access);
+	if (rv)
+		return ERR_PTR(rv);
+	if (!length)
+		return ERR_PTR(-EINVAL);
+	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		rv = -ENOMEM;
+		goto err_count;
+	}
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		rv = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	rv = siwx_mr_collect_pages(mr);
+	if (rv)
+		goto err_umem;
+	mr->iova = iova;
+	mr->length = length;
+	mr->first_offset = ib_umem_offset(mr->umem);
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	rv = siwx_mr_add(dev, mr, access);
+	if (rv)
+		goto err_umem;
+	return &mr->ibmr;
+
+err_umem:
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+err_count:
+	atomic_dec(&dev->num_mr);
+	return ERR_PTR(rv);
+}
+
+int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibmr->device);
+	struct siwx_mr *mr = to_siwx_mr(ibmr);
+
+	xa_erase_bh(&dev->mrs, mr->stag >> SIWX_STAG_KEY_BITS);
+	siwx_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	atomic_dec(&dev->num_mr);
+	return 0;
+}

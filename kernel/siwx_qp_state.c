@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The QP state machine as modify_qp sees it.
+ *
+ * iWARP QPs follow the verbs states, but the connection manager owns
+ * the connected ones: the rdma_cm/iw_cm flow is RESET -> INIT (access
+ * flags) -> RTR -> RTS, and the CM will move a QP to RTS (or ERROR) by
+ * itself when the MPA exchange completes (or fails). Until the CM
+ * exists, the transitions verbs users send are taken as they come.
+ * Attributes that only mean something on InfiniBand (paths, PSNs,
+ * timeouts, Q_Key, destination QP) are ignored, as on other iWARP
+ * devices; those with a meaning here are validated before anything
+ * changes.
+ */
+#include "siwx.h"
+
+#define SIWX_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static bool siwx_qp_transition_ok(enum ib_qp_state cur,
+				  enum ib_qp_state next)
+{
+	/* Any state may be reset or put into ERROR */
+	if (next == IB_QPS_RESET || next == IB_QPS_ERR)
+		return true;
+
+	switch (cur) {
+	case IB_QPS_RESET:
+		return next == IB_QPS_INIT;
+	case IB_QPS_INIT:
+		/* INIT -> RTS is the iWARP verbs' Idle -> RTS */
+		return next == IB_QPS_INIT || next == IB_QPS_RTR ||
+		       next == IB_QPS_RTS;
+	case IB_QPS_RTR:
+		return next == IB_QPS_RTS;
+	case IB_QPS_RTS:
+		return next == IB_QPS_RTS || next == IB_QPS_SQD;
+	case IB_QPS_SQD:
+		return next == IB_QPS_SQD || next == IB_QPS_RTS;
+	case IB_QPS_SQE:
+		/* SQE is entered on a local error, left by the user */
+		return next == IB_QPS_RTS;
+	default:
+		return false;
+	}
+}
+
+static int siwx_qp_check_attr(struct siwx_qp *qp,
+			      const struct ib_qp_attr *attr, int mask)
+{
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	/* Resizing the rings is not supported */
+	if (mask & IB_QP_CAP)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->state)
+		return -EINVAL;
+	if ((mask & IB_QP_STATE) &&
+	    !siwx_qp_transition_ok(qp->state, attr->qp_state))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SIWX_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SIWX_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SIWX_MAX_IRD)
+		return -EINVAL;
+	return 0;
+}
+
+int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct siwx_qp *qp = to_siwx_qp(ibqp);
+	int rv;
+
+	mutex_lock(&qp->state_lock);
+	rv = siwx_qp_check_attr(qp, attr, mask);
+	if (rv)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_STATE)
+		qp->state = attr->qp_state;
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
