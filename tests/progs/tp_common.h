@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Shared helpers of the siwx verbs test programs (tests/progs): rdma_cm
+ * connection setup with private data, posting through either the classic
+ * (ibv_post_send) or the extended (ibv_wr_*) API, completion polling with
+ * time limits, and a deterministic pseudo-random generator.
+ *
+ * Everything here reports failures loudly; the programs decide what a
+ * failure means for their verdict.
+ */
+#ifndef SIWX_TESTS_PROGS_TP_COMMON_H
+#define SIWX_TESTS_PROGS_TP_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+/* Exit status of a program that refuses a test it cannot judge fairly. */
+#define TP_EXIT_SKIP 77
+
+/* rdma_cm private data limits: IB CM REQ (56) and REP (196) bytes. */
+#define TP_CONNECT_PDATA_MAX 56
+#define TP_ACCEPT_PDATA_MAX 196
+
+extern const char *tp_prog;	/* program name used in messages */
+extern int tp_verbose;
+extern unsigned long tp_failures;
+
+void tp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tp_vlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A failed check: counted, printed as "<prog>: FAIL: ..." on stderr. */
+void tp_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A setup error that makes going on pointless: print and exit(1). */
+void tp_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+uint64_t tp_now_ms(void);
+uint64_t tp_rand(uint64_t *state);	/* splitmix64 */
+uint64_t tp_mix(uint64_t a, uint64_t b);
+/* Strict number parsing for options; dies with the option's name. */
+uint64_t tp_parse_u64(const char *s, const char *what, uint64_t min,
+		      uint64_t max);
+
+const char *tp_wc_status_name(enum ibv_wc_status st);
+/* Name (with or without the IBV_WC_ prefix) to status; -1 if unknown. */
+int tp_wc_status_parse(const char *name);
+const char *tp_wc_opcode_name(enum ibv_wc_opcode op);
+const char *tp_atomic_cap_name(enum ibv_atomic_cap cap);
+const char *tp_qp_state_name(enum ibv_qp_state st);
+
+/* Private data travels as big-endian 64-bit words. */
+void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords);
+/* Returns false (and fills zeros) when fewer than nwords arrived. */
+bool tp_pdata_get(const void *buf, size_t len, uint64_t *w, size_t nwords);
+
+struct tp_qp_opts {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_sge;
+	uint64_t send_ops_flags;	/* 0: classic API, else ibv_qp_ex */
+	bool recv_channel;		/* completion channel on the recv CQ */
+	uint8_t rd_atomic;		/* wanted IRD/ORD (0: none) */
+};
+
+struct tp_conn {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;			/* not owned */
+	struct ibv_comp_channel *rch;		/* recv CQ channel, or NULL */
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;			/* extended API, or NULL */
+	uint8_t rd_atomic;			/* negotiated ORD/IRD */
+	uint8_t peer_pdata[TP_ACCEPT_PDATA_MAX];
+	size_t peer_pdata_len;
+	/* Connect request parameters (server side). */
+	uint8_t peer_initiator_depth;
+	uint8_t peer_responder_resources;
+};
+
+struct rdma_event_channel *tp_channel(void);
+/*
+ * Next rdma_cm event of @type (for @id, or any id when NULL) within
+ * @timeout_ms; anything else is reported and fails (NULL). The caller
+ * acks the returned event.
+ */
+struct rdma_cm_event *tp_expect_event(struct rdma_event_channel *ec,
+				      struct rdma_cm_id *id,
+				      enum rdma_cm_event_type type,
+				      int timeout_ms);
+struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port);
+/*
+ * Server: wait for a connect request on @listen, fill @c (id, private
+ * data, requested depths). Returns false on timeout or error.
+ */
+bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
+		    struct tp_conn *c, int timeout_ms);
+/* CQs and the QP on c->id with c->pd. */
+bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o);
+bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
+	       uint8_t rd_atomic, int timeout_ms);
+/*
+ * Client: resolve @host:@port, use/alloc *pd (allocated on the device the
+ * route resolves to when *pd is NULL), make the QP, connect with @pdata
+ * and wait for ESTABLISHED; the accept's private data lands in
+ * c->peer_pdata.
+ */
+bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
+		const char *host, uint16_t port, struct ibv_pd **pd,
+		const struct tp_qp_opts *o, const void *pdata, size_t len,
+		int timeout_ms);
+/* Disconnect, wait (briefly) for DISCONNECTED, destroy everything. */
+void tp_close(struct tp_conn *c, int timeout_ms);
+/* Destroy without the disconnect handshake. */
+void tp_destroy(struct tp_conn *c);
+
+/* Posting; @flags are IBV_SEND_* flags. Returns 0 or an errno. */
+int tp_post_recv(struct tp_conn *c, uint64_t wr_id, void *addr, uint32_t len,
+		 uint32_t lkey);
+int tp_post_send(struct tp_conn *c, uint64_t wr_id, void *addr, uint32_t len,
+		 uint32_t lkey, unsigned int flags);
+int tp_post_write_imm(struct tp_conn *c, uint64_t wr_id, void *addr,
+		      uint32_t len, uint32_t lkey, uint64_t raddr,
+		      uint32_t rkey, uint32_t imm_host, unsigned int flags);
+int tp_post_write(struct tp_conn *c, uint64_t wr_id, void *addr, uint32_t len,
+		  uint32_t lkey, uint64_t raddr, uint32_t rkey,
+		  unsigned int flags);
+int tp_post_read(struct tp_conn *c, uint64_t wr_id, void *addr, uint32_t len,
+		 uint32_t lkey, uint64_t raddr, uint32_t rkey,
+		 unsigned int flags);
+int tp_post_fadd(struct tp_conn *c, uint64_t wr_id, uint64_t *result,
+		 uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t add,
+		 unsigned int flags);
+int tp_post_cas(struct tp_conn *c, uint64_t wr_id, uint64_t *result,
+		uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t compare,
+		uint64_t swap, unsigned int flags);
+
+/* 1: a completion in *wc; 0: none within @timeout_ms; -1: poll error. */
+int tp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms);
+/*
+ * Wait for one completion and check it succeeded with @opcode and @wr_id;
+ * @what names the operation in the failure message.
+ */
+bool tp_wait_ok(struct ibv_cq *cq, enum ibv_wc_opcode opcode, uint64_t wr_id,
+		const char *what, int timeout_ms, struct ibv_wc *out);
+
+/* A registered buffer. */
+struct tp_buf {
+	void *addr;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+bool tp_buf_alloc(struct tp_buf *b, struct ibv_pd *pd, size_t len,
+		  size_t reg_len, int access);
+void tp_buf_free(struct tp_buf *b);
+
+void tp_print_device(struct ibv_context *ctx, const char *role);
+
+#endif /* SIWX_TESTS_PROGS_TP_COMMON_H */
