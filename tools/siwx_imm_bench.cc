@@ -1,0 +1,356 @@
+// siwx-imm-bench: latency and message rate of RDMA Write with Immediate,
+// which Debian's perftest cannot measure, and the same for an RDMA Write
+// followed by a Send (what an application does without write-with-imm).
+//
+//   server: siwx-imm-bench -s [-p PORT]
+//   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate] [-o imm|write-send]
+//                          [-b BYTES] [-n ITERS] [-w WINDOW]
+//
+// lat:  ping-pong; each side answers the other's message with its own, the
+//       client reports half the round trip (median, mean, p99) in us.
+// rate: the client streams messages, the server returns one credit Send per
+//       window; the client reports messages and megabytes per second.
+// The last line is machine-readable: "result,<mode>,<op>,<bytes>,<iters>,
+// <median_us|msgs_per_s>,<mean_us|MB_per_s>,<p99_us|0>".
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <netdb.h>
+#include <rdma/rdma_cma.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+    bool server = false;
+    std::string addr;
+    std::string port = "18520";
+    std::string mode = "lat";
+    std::string op = "imm";
+    uint32_t bytes = 8;
+    uint32_t iters = 1000;
+    uint32_t window = 64;
+};
+
+[[noreturn]] void Die(const std::string& what) {
+    std::fprintf(stderr, "siwx-imm-bench: %s\n", what.c_str());
+    std::exit(1);
+}
+
+void Check(bool ok, const char* what) {
+    if (!ok) Die(std::string(what) + ": " + std::strerror(errno));
+}
+
+// What the peers tell each other at connection time.
+struct PeerInfo {
+    uint64_t addr;
+    uint32_t rkey;
+    uint32_t bytes;
+};
+
+class Endpoint {
+  public:
+    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth) : id_(id), depth_(depth) {
+        pd_ = ibv_alloc_pd(id->verbs);
+        Check(pd_, "ibv_alloc_pd");
+        cq_ = ibv_create_cq(id->verbs, int(2 * depth + 2), nullptr, nullptr, 0);
+        Check(cq_, "ibv_create_cq");
+        ibv_qp_init_attr attr{};
+        attr.send_cq = cq_;
+        attr.recv_cq = cq_;
+        attr.qp_type = IBV_QPT_RC;
+        attr.cap.max_send_wr = 2 * depth + 1;  // write-send: two WRs a message
+        attr.cap.max_recv_wr = depth + 1;
+        attr.cap.max_send_sge = 1;
+        attr.cap.max_recv_sge = 1;
+        Check(rdma_create_qp(id, pd_, &attr) == 0, "rdma_create_qp");
+        buf_.assign(std::max<uint32_t>(bytes, 8), 0x5a);
+        mr_ = ibv_reg_mr(pd_, buf_.data(), buf_.size(),
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        Check(mr_, "ibv_reg_mr");
+        for (uint32_t i = 0; i < depth; ++i) PostRecv();
+    }
+
+    ~Endpoint() {
+        rdma_disconnect(id_);
+        rdma_destroy_qp(id_);
+        ibv_dereg_mr(mr_);
+        ibv_destroy_cq(cq_);
+        ibv_dealloc_pd(pd_);
+    }
+
+    PeerInfo Info() const { return {uint64_t(uintptr_t(buf_.data())), mr_->rkey, 0}; }
+
+    // Receives carry no data: immediates and credits only need the WQE.
+    void PostRecv() {
+        ibv_recv_wr wr{};
+        ibv_recv_wr* bad;
+        Check(ibv_post_recv(id_->qp, &wr, &bad) == 0, "ibv_post_recv");
+    }
+
+    // One message of @op (imm: write-with-imm; write-send: write + send).
+    void Post(const std::string& op, const PeerInfo& peer, uint32_t bytes, uint32_t seq,
+              bool signal) {
+        ibv_sge sge{uint64_t(uintptr_t(buf_.data())), bytes, mr_->lkey};
+        ibv_send_wr wr{};
+        ibv_send_wr* bad;
+        wr.wr_id = seq;
+        wr.sg_list = bytes ? &sge : nullptr;
+        wr.num_sge = bytes ? 1 : 0;
+        wr.wr.rdma.remote_addr = peer.addr;
+        wr.wr.rdma.rkey = peer.rkey;
+        if (op == "imm") {
+            wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+            wr.imm_data = htonl(seq);
+            wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+            Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+            return;
+        }
+        ibv_send_wr send{};
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.next = &send;
+        send.wr_id = seq;
+        send.opcode = IBV_WR_SEND;
+        send.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+        Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+    }
+
+    // A zero-length Send: a credit or an answer that is not measured.
+    void PostCredit() {
+        ibv_send_wr wr{};
+        ibv_send_wr* bad;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+        DrainSends(1);
+    }
+
+    // Busy-poll until a receive completes (and repost it).
+    void WaitRecv() {
+        while (!recvs_done_) PollOne();
+        --recvs_done_;
+        PostRecv();
+    }
+
+    // Busy-poll until @n signalled sends have completed.
+    void DrainSends(uint32_t n) {
+        while (sends_done_ < n) PollOne();
+        sends_done_ -= n;
+    }
+
+  private:
+    // One completion of either kind: both share the CQ.
+    void PollOne() {
+        ibv_wc wc;
+        int n = ibv_poll_cq(cq_, 1, &wc);
+        Check(n >= 0, "ibv_poll_cq");
+        if (n == 0) return;
+        if (wc.status != IBV_WC_SUCCESS)
+            Die(std::string("completion error: ") + ibv_wc_status_str(wc.status));
+        if (wc.opcode & IBV_WC_RECV)
+            ++recvs_done_;
+        else
+            ++sends_done_;
+    }
+
+    uint32_t recvs_done_ = 0;
+    uint32_t sends_done_ = 0;
+
+    rdma_cm_id* id_;
+    uint32_t depth_;
+    ibv_pd* pd_ = nullptr;
+    ibv_cq* cq_ = nullptr;
+    ibv_mr* mr_ = nullptr;
+    std::vector<uint8_t> buf_;
+};
+
+rdma_cm_event* Expect(rdma_event_channel* ch, rdma_cm_event_type type) {
+    rdma_cm_event* ev;
+    Check(rdma_get_cm_event(ch, &ev) == 0, "rdma_get_cm_event");
+    if (ev->event != type)
+        Die(std::string("expected ") + rdma_event_str(type) + ", got " + rdma_event_str(ev->event));
+    return ev;
+}
+
+double Micros(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
+
+void RunLatency(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
+    std::vector<double> rtt;
+    rtt.reserve(o.iters);
+    for (uint32_t i = 0; i < o.iters; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        if (client) {
+            ep.Post(o.op, peer, o.bytes, i, true);
+            ep.WaitRecv();
+            ep.DrainSends(1);
+            rtt.push_back(Micros(std::chrono::steady_clock::now() - t0));
+        } else {
+            ep.WaitRecv();
+            ep.Post(o.op, peer, o.bytes, i, true);
+            ep.DrainSends(1);
+        }
+    }
+    if (!client) return;
+    std::sort(rtt.begin(), rtt.end());
+    double mean = 0;
+    for (double r : rtt) mean += r;
+    mean /= double(rtt.size());
+    double median = rtt[rtt.size() / 2] / 2, p99 = rtt[rtt.size() * 99 / 100] / 2;
+    std::printf("%s %u B: one-way latency median %.2f us, mean %.2f us, p99 %.2f us (%u iters)\n",
+                o.op.c_str(), o.bytes, median, mean / 2, p99, o.iters);
+    std::printf("result,lat,%s,%u,%u,%.3f,%.3f,%.3f\n", o.op.c_str(), o.bytes, o.iters, median,
+                mean / 2, p99);
+}
+
+void RunRate(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
+    uint32_t batches = (o.iters + o.window - 1) / o.window;
+    auto t0 = std::chrono::steady_clock::now();
+    uint32_t seq = 0;
+    for (uint32_t b = 0; b < batches; ++b) {
+        uint32_t n = std::min(o.window, o.iters - b * o.window);
+        if (client) {
+            for (uint32_t i = 0; i < n; ++i) ep.Post(o.op, peer, o.bytes, seq++, i + 1 == n);
+            ep.DrainSends(1);
+            ep.WaitRecv();  // the server's credit for this window
+        } else {
+            for (uint32_t i = 0; i < n; ++i) ep.WaitRecv();
+            ep.PostCredit();
+        }
+    }
+    if (!client) return;
+    double secs = Micros(std::chrono::steady_clock::now() - t0) / 1e6;
+    double rate = o.iters / secs, mbps = rate * o.bytes / 1e6;
+    std::printf("%s %u B: %.0f msgs/s, %.2f MB/s (%u messages, window %u)\n", o.op.c_str(), o.bytes,
+                rate, mbps, o.iters, o.window);
+    std::printf("result,rate,%s,%u,%u,%.1f,%.3f,0\n", o.op.c_str(), o.bytes, o.iters, rate, mbps);
+}
+
+Options Parse(int argc, char** argv) {
+    Options o;
+    int c;
+    while ((c = getopt(argc, argv, "sc:p:m:o:b:n:w:")) != -1) {
+        switch (c) {
+            case 's':
+                o.server = true;
+                break;
+            case 'c':
+                o.addr = optarg;
+                break;
+            case 'p':
+                o.port = optarg;
+                break;
+            case 'm':
+                o.mode = optarg;
+                break;
+            case 'o':
+                o.op = optarg;
+                break;
+            case 'b':
+                o.bytes = uint32_t(std::strtoul(optarg, nullptr, 0));
+                break;
+            case 'n':
+                o.iters = uint32_t(std::strtoul(optarg, nullptr, 0));
+                break;
+            case 'w':
+                o.window = uint32_t(std::strtoul(optarg, nullptr, 0));
+                break;
+            default:
+                Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate] [-o imm|write-send] "
+                    "[-b BYTES] [-n ITERS] [-w WINDOW]");
+        }
+    }
+    if (o.server == !o.addr.empty()) Die("give exactly one of -s and -c ADDR");
+    if ((o.mode != "lat" && o.mode != "rate") || (o.op != "imm" && o.op != "write-send"))
+        Die("mode is lat or rate, op is imm or write-send");
+    if (o.window == 0 || o.window > 1024 || o.iters == 0) Die("window 1..1024, iters >= 1");
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o = Parse(argc, argv);
+    rdma_event_channel* ch = rdma_create_event_channel();
+    Check(ch, "rdma_create_event_channel");
+    rdma_cm_id* id;
+    Check(rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
+    addrinfo hints{}, *ai;
+    hints.ai_family = AF_INET;
+    hints.ai_flags = o.server ? AI_PASSIVE : 0;
+    if (getaddrinfo(o.server ? nullptr : o.addr.c_str(), o.port.c_str(), &hints, &ai))
+        Die("cannot resolve " + o.addr);
+    rdma_cm_event* ev;
+    rdma_cm_id* conn = id;
+    // The client tells the server what to run in the private data.
+    struct Hello {
+        PeerInfo info;
+        uint32_t iters, window, rate, imm;
+    } mine{}, theirs{};
+    rdma_conn_param param{};
+    param.responder_resources = 1;
+    param.initiator_depth = 1;
+    param.retry_count = 7;
+    std::unique_ptr<Endpoint> ep;
+    uint32_t depth = o.window + 1;
+    if (o.server) {
+        Check(rdma_bind_addr(id, ai->ai_addr) == 0, "rdma_bind_addr");
+        Check(rdma_listen(id, 1) == 0, "rdma_listen");
+        ev = Expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+        conn = ev->id;
+        if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
+        std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
+        rdma_ack_cm_event(ev);
+        o.bytes = theirs.info.bytes;
+        o.iters = theirs.iters;
+        o.window = theirs.window;
+        o.mode = theirs.rate ? "rate" : "lat";
+        o.op = theirs.imm ? "imm" : "write-send";
+        depth = o.window + 1;
+        ep.reset(new Endpoint(conn, o.bytes, depth));
+        mine.info = ep->Info();
+        param.private_data = &mine;
+        param.private_data_len = sizeof(mine);
+        Check(rdma_accept(conn, &param) == 0, "rdma_accept");
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+    } else {
+        Check(rdma_resolve_addr(id, nullptr, ai->ai_addr, 2000) == 0, "rdma_resolve_addr");
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+        Check(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route");
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+        ep.reset(new Endpoint(id, o.bytes, depth));
+        mine.info = ep->Info();
+        mine.info.bytes = o.bytes;
+        mine.iters = o.iters;
+        mine.window = o.window;
+        mine.rate = o.mode == "rate";
+        mine.imm = o.op == "imm";
+        param.private_data = &mine;
+        param.private_data_len = sizeof(mine);
+        Check(rdma_connect(id, &param) == 0, "rdma_connect");
+        ev = Expect(ch, RDMA_CM_EVENT_ESTABLISHED);
+        if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
+        std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
+        rdma_ack_cm_event(ev);
+    }
+    freeaddrinfo(ai);
+    if (o.mode == "lat")
+        RunLatency(*ep, theirs.info, o, !o.server);
+    else
+        RunRate(*ep, theirs.info, o, !o.server);
+    ep.reset();
+    if (conn != id) rdma_destroy_id(conn);
+    rdma_destroy_id(id);
+    rdma_destroy_event_channel(ch);
+    return 0;
+}
