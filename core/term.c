@@ -90,6 +90,21 @@ struct siwx_term siwx_term_for_access(enum siwx_access_kind kind,
 	}
 }
 
+enum siwx_term_class siwx_term_classify(struct siwx_term cause)
+{
+	if (cause.layer == SIWX_LAYER_RDMAP &&
+	    cause.etype == SIWX_RDMAP_ETYPE_REMOTE_PROT)
+		return SIWX_TERM_REMOTE_ACCESS;
+	if (cause.layer == SIWX_LAYER_DDP &&
+	    cause.etype == SIWX_DDP_ETYPE_TAGGED)
+		return SIWX_TERM_REMOTE_ACCESS;
+	if (cause.layer == SIWX_LAYER_DDP &&
+	    cause.etype == SIWX_DDP_ETYPE_UNTAGGED &&
+	    cause.ecode == SIWX_DDP_UT_TOO_LONG)
+		return SIWX_TERM_REMOTE_INVALID;
+	return SIWX_TERM_REMOTE_OP;
+}
+
 size_t siwx_term_hdr_len(const struct siwx_term_hdr *h)
 {
 	size_t len = SIWX_TERM_CTRL_LEN;

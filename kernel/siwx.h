@@ -120,14 +120,27 @@ struct siwx_cq {
 
 struct siwx_srq {
 	struct ib_srq ibsrq;
-	/* Protects limit and armed against the RX path */
+	/* Protects limit, armed and the consumer position (RX path) */
 	spinlock_t lock;
 	struct siwx_ring ring;
 	struct siwx_rqe *rqe;
+	u32 cons;
 	u32 max_sge;
 	u32 limit;
 	bool armed;
 };
+
+/* What the kernel remembers of an SQE it took until it completes. */
+struct siwx_sq_shadow {
+	u64 id;
+	u32 bytes;
+	u8 opcode;		/* enum siwx_wc_opcode */
+	u8 status;		/* enum siwx_wc_status */
+	bool signalled;
+	bool done;
+};
+
+struct siwx_conn;
 
 struct siwx_qp {
 	struct ib_qp ibqp;
@@ -159,6 +172,21 @@ struct siwx_qp {
 	struct siwx_cq *scq;
 	struct siwx_cq *rcq;
 	struct siwx_srq *srq;
+
+	/*
+	 * Data path. sq_lock (BH) protects the SQ positions, the shadow
+	 * entries, conn and dp_active: SQEs in [sq_done, sq_tx) are in
+	 * flight, sq_tx is the next one the TX engine takes. rq_lock (BH)
+	 * protects rq_pos, the RQ consumer position.
+	 */
+	spinlock_t sq_lock;	/* see above */
+	u32 sq_tx;
+	u32 sq_done;
+	struct siwx_sq_shadow *sq_shadow;
+	spinlock_t rq_lock;	/* see above */
+	u32 rq_pos;
+	struct siwx_conn *conn;
+	bool dp_active;
 };
 
 struct siwx_mr {
@@ -301,6 +329,29 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag);
 void siwx_mr_put(struct siwx_mr *mr);
 struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
+
+/* siwx_comp.c */
+struct siwx_cqe_info {
+	u64 id;
+	u32 bytes;
+	u32 inval_stag;
+	u16 flags;		/* SIWX_CQE_* without VALID */
+	u8 opcode;
+	u8 status;
+	const u8 *imm;		/* SIWX_IMM_LEN octets, or NULL */
+};
+
+void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
+		  const struct siwx_cqe_info *ci);
+u8 siwx_wr_to_wc_opcode(u8 wr_opcode);
+void siwx_sq_complete(struct siwx_qp *qp);
+void siwx_qp_flush(struct siwx_qp *qp);
+void siwx_qp_doorbell(struct siwx_qp *qp);
+
+/* siwx_conn.c */
+void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);
+int siwx_wq_init(void);
+void siwx_wq_exit(void);
 
 /* siwx_iwcm.c */
 void siwx_iw_add_ref(struct ib_qp *ibqp);

@@ -15,7 +15,15 @@
 
 #include <siwx/proto/crc32c.h>
 
-#include "siwx.h"
+#include "siwx_conn.h"
+
+bool siwx_mpa_crc = true;
+module_param_named(mpa_crc, siwx_mpa_crc, bool, 0644);
+MODULE_PARM_DESC(mpa_crc, "Ask for MPA CRCs (always used if the peer asks)");
+
+uint siwx_mpa_rev = 2;
+module_param_named(mpa_rev, siwx_mpa_rev, uint, 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision of our Requests: 1 or 2 (RFC 6581)");
 
 static LIST_HEAD(siwx_devs);
 /* Protects siwx_devs; taken under rtnl (netdev events), never around it */
@@ -139,9 +147,14 @@ static int __init siwx_init(void)
 		pr_err("siwx: crc32c self-test failed (%08x)\n", crc);
 		return -ENODEV;
 	}
-	rv = register_netdevice_notifier(&siwx_netdev_nb);
+	rv = siwx_wq_init();
 	if (rv)
 		return rv;
+	rv = register_netdevice_notifier(&siwx_netdev_nb);
+	if (rv) {
+		siwx_wq_exit();
+		return rv;
+	}
 	rdma_link_register(&siwx_link_ops);
 	pr_info("siwx: loaded (rdma link type siwx)\n");
 	return 0;
@@ -157,6 +170,8 @@ static void __exit siwx_exit(void)
 	 * the events this replays find no device any more.
 	 */
 	unregister_netdevice_notifier(&siwx_netdev_nb);
+	/* Connections still closing finish here */
+	siwx_wq_exit();
 }
 
 module_init(siwx_init);

@@ -12,11 +12,12 @@
  * same STag. Lookups take a reference under the xarray lock; dereg
  * removes the index first, then waits for the references to go.
  */
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
-#include "siwx.h"
+#include "siwx_conn.h"
 
 #define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
@@ -204,4 +205,54 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree(mr);
 	atomic_dec(&dev->num_mr);
 	return 0;
+}
+
+/*
+ * Check that @mr may be used by @qp for @len octets at tagged offset @to
+ * with access right @right (0: local read, always allowed). Returns 0,
+ * or -EACCES with the reason in @fault.
+ */
+int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
+		  u64 to, u64 len, enum siwx_access_fault *fault)
+{
+	if (mr->ibmr.pd != qp->ibqp.pd) {
+		*fault = SIWX_FAULT_NOT_ASSOC;
+		return -EACCES;
+	}
+	if (right && !(mr->access & right)) {
+		*fault = SIWX_FAULT_ACCESS_RIGHTS;
+		return -EACCES;
+	}
+	if (to + len < to) {
+		*fault = SIWX_FAULT_TO_WRAP;
+		return -EACCES;
+	}
+	/* Only MRs with pinned pages can be reached by the data path */
+	if (!mr->pages || to < mr->iova || to + len > mr->iova + mr->length) {
+		*fault = SIWX_FAULT_BOUNDS;
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* Copy @len octets to tagged offset @to of a user MR (bounds checked). */
+void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len)
+{
+	unsigned int off;
+	struct page *page;
+	void *va;
+	u32 n;
+
+	while (len) {
+		page = siwx_mr_page(mr, to, &off);
+		if (!page)
+			return;
+		n = min_t(u32, len, PAGE_SIZE - off);
+		va = kmap_local_page(page);
+		memcpy(va + off, data, n);
+		kunmap_local(va);
+		to += n;
+		data += n;
+		len -= n;
+	}
 }

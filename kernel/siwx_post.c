@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Posting work requests. There is no TX/RX engine yet: user space posts
- * into the mapped rings and rings the doorbell (a post_send without work
- * requests), which is accepted and, for now, starts nothing. Kernel
- * consumers' work requests are refused until the engines exist.
+ * Posting work requests. User space posts into the mapped rings and
+ * rings the doorbell (a post_send without work requests), which starts
+ * the TX engine, or flushes in ERROR. Kernel consumers' work requests
+ * are refused: siwx serves user-space verbs only for now.
  */
 #include "siwx.h"
 
 int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
-	/* The doorbell; the TX engine will pick the SQ up from here */
-	if (!wr)
+	if (!wr) {
+		siwx_qp_doorbell(to_siwx_qp(ibqp));
 		return 0;
+	}
 	*bad_wr = wr;
 	return -EOPNOTSUPP;
 }

@@ -6,6 +6,7 @@
  */
 #include <linux/log2.h>
 #include <linux/netdevice.h>
+#include <linux/slab.h>
 
 #include "siwx.h"
 
@@ -110,10 +111,18 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = SIWX_MAX_SGE;
 	qp->max_recv_sge = qp->srq ? 0 : SIWX_MAX_SGE;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
 
 	rv = siwx_qp_alloc_rings(qp, &attr->cap);
 	if (rv)
 		goto err_count;
+	qp->sq_shadow = kvcalloc(qp->sq.num, sizeof(*qp->sq_shadow),
+				 GFP_KERNEL);
+	if (!qp->sq_shadow) {
+		rv = -ENOMEM;
+		goto err_rings;
+	}
 	/* Reserve the number; the CM can find the QP once it is complete */
 	rv = xa_alloc_cyclic(&dev->qps, &qpn, NULL,
 			     XA_LIMIT(1, SIWX_MAX_QPN), &dev->next_qpn,
@@ -134,6 +143,7 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_qpn:
 	xa_erase(&dev->qps, qpn);
 err_rings:
+	kvfree(qp->sq_shadow);
 	siwx_ring_free(&qp->rq);
 	siwx_ring_free(&qp->sq);
 err_count:
@@ -159,10 +169,9 @@ void siwx_qp_put(struct siwx_qp *qp)
 }
 
 /*
- * ib_core frees the QP when this returns, so wait for every reference.
- * Today only the CM holds any, between iw_connect/iw_accept and the
- * end of the connection; with a CM, moving to ERROR below must close
- * the connection so that its reference comes back.
+ * ib_core frees the QP when this returns, so wait for every reference:
+ * iwcm's (until its CLOSE or connect failure) and the connection's,
+ * which the abortive close started here gives back.
  */
 int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
@@ -172,10 +181,12 @@ int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_lock(&qp->state_lock);
 	qp->state = IB_QPS_ERR;
 	mutex_unlock(&qp->state_lock);
+	siwx_qp_disconnect(qp, true);
 
 	xa_erase(&dev->qps, ibqp->qp_num);
 	siwx_qp_put(qp);
 	wait_for_completion(&qp->released);
+	kvfree(qp->sq_shadow);
 
 	siwx_ring_free(&qp->rq);
 	siwx_ring_free(&qp->sq);

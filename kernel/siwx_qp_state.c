@@ -4,9 +4,10 @@
  *
  * iWARP QPs follow the verbs states, but the connection manager owns
  * the connected ones: the rdma_cm/iw_cm flow is RESET -> INIT (access
- * flags) -> RTR -> RTS, and the CM will move a QP to RTS (or ERROR) by
- * itself when the MPA exchange completes (or fails). Until the CM
- * exists, the transitions verbs users send are taken as they come.
+ * flags) -> RTR, and the CM moves a QP to RTS by itself when the MPA
+ * exchange completes; a modify_qp to RTS is refused. SQD (iwcm's
+ * graceful disconnect) and ERROR close the connection; ERROR without
+ * one flushes the queues.
  * Attributes that only mean something on InfiniBand (paths, PSNs,
  * timeouts, Q_Key, destination QP) are ignored, as on other iWARP
  * devices; those with a meaning here are validated before anything
@@ -28,18 +29,14 @@ static bool siwx_qp_transition_ok(enum ib_qp_state cur,
 	case IB_QPS_RESET:
 		return next == IB_QPS_INIT;
 	case IB_QPS_INIT:
-		/* INIT -> RTS is the iWARP verbs' Idle -> RTS */
-		return next == IB_QPS_INIT || next == IB_QPS_RTR ||
-		       next == IB_QPS_RTS;
+		return next == IB_QPS_INIT || next == IB_QPS_RTR;
 	case IB_QPS_RTR:
-		return next == IB_QPS_RTS;
+		return next == IB_QPS_RTR;
 	case IB_QPS_RTS:
+		/* Only the CM enters RTS */
 		return next == IB_QPS_RTS || next == IB_QPS_SQD;
 	case IB_QPS_SQD:
-		return next == IB_QPS_SQD || next == IB_QPS_RTS;
-	case IB_QPS_SQE:
-		/* SQE is entered on a local error, left by the user */
-		return next == IB_QPS_RTS;
+		return next == IB_QPS_SQD;
 	default:
 		return false;
 	}
@@ -78,6 +75,7 @@ int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct siwx_qp *qp = to_siwx_qp(ibqp);
+	bool disconnect = false;
 	int rv;
 
 	mutex_lock(&qp->state_lock);
@@ -91,9 +89,20 @@ int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
-	if (mask & IB_QP_STATE)
+	if (mask & IB_QP_STATE) {
+		enum ib_qp_state old = qp->state;
+
 		qp->state = attr->qp_state;
+		if (attr->qp_state == IB_QPS_ERR ||
+		    (attr->qp_state == IB_QPS_SQD && old == IB_QPS_RTS))
+			disconnect = true;
+	}
 out:
 	mutex_unlock(&qp->state_lock);
+	if (disconnect) {
+		siwx_qp_disconnect(qp, attr->qp_state == IB_QPS_ERR);
+		if (attr->qp_state == IB_QPS_ERR)
+			siwx_qp_doorbell(qp);
+	}
 	return rv;
 }

@@ -36,7 +36,8 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = SIWX_MAX_IRD;
 	attr->max_qp_init_rd_atom = SIWX_MAX_ORD;
 	attr->max_res_rd_atom = SIWX_MAX_QP * SIWX_MAX_IRD;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* Real CPU atomics on the registered page (siwx_atomic.c) */
+	attr->atomic_cap = IB_ATOMIC_GLOB;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->max_srq = SIWX_MAX_SRQ;
 	attr->max_srq_wr = SIWX_MAX_SRQ_WR;

@@ -424,6 +424,14 @@ static bool client_conn(struct ctx *x, struct tp_conn *c, uint64_t cs,
 	uint8_t pd[TP_CONNECT_PDATA_MAX];
 	uint64_t w[7] = { AER_MAGIC, cs, op };
 
+	/* The server sends its summary as soon as CASE_END connects. */
+	if (cs == CASE_END && x->msg.mr) {
+		q.pre_recv_addr = x->msg.addr;
+		q.pre_recv_len = 64;
+		q.pre_recv_lkey = x->msg.mr->lkey;
+		q.pre_recv_id = 5;
+	}
+
 	tp_pdata_put(pd, w, 3);
 	if (!tp_connect(c, x->ec, x->o.host, x->o.port, &x->pd, &q, pd, 24,
 			x->o.timeout_ms))
@@ -647,8 +655,8 @@ static bool client_end(struct ctx *x)
 
 	if (!client_conn(x, &c, CASE_END, 0))
 		return false;
-	if (tp_post_recv(&c, 5, x->msg.addr, 64, x->msg.mr->lkey))
-		tp_fail("ibv_post_recv failed");
+	if (!x->msg.mr)
+		tp_fail("no message buffer: no case ran");
 	else if (tp_poll(c.rcq, &wc, x->o.timeout_ms) <= 0 ||
 		 wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
 		tp_fail("no summary from the server");

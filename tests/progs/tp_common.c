@@ -477,6 +477,12 @@ bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 	c->pd = *pd;
 	if (!tp_setup_qp(c, o))
 		return false;
+	if (o->pre_recv_addr &&
+	    tp_post_recv(c, o->pre_recv_id, o->pre_recv_addr, o->pre_recv_len,
+			 o->pre_recv_lkey)) {
+		tp_fail("posting the receive before connecting failed");
+		return false;
+	}
 	p.private_data = pdata;
 	p.private_data_len = (uint8_t)len;
 	p.initiator_depth = c->rd_atomic;

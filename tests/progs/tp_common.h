@@ -63,6 +63,16 @@ struct tp_qp_opts {
 	uint64_t send_ops_flags;	/* 0: classic API, else ibv_qp_ex */
 	bool recv_channel;		/* completion channel on the recv CQ */
 	uint8_t rd_atomic;		/* wanted IRD/ORD (0: none) */
+	/*
+	 * A receive to post before connecting (addr NULL: none). On iWARP
+	 * a Send that finds no posted receive ends the connection (there is
+	 * no RNR retry as on InfiniBand), so a peer that sends right after
+	 * the connection is established needs it.
+	 */
+	void *pre_recv_addr;
+	uint32_t pre_recv_len;
+	uint32_t pre_recv_lkey;
+	uint64_t pre_recv_id;
 };
 
 struct tp_conn {

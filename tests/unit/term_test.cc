@@ -82,6 +82,26 @@ TEST(TermBuild, LlpAndCatastrophicEchoNothing) {
     EXPECT_EQ(h.hdrct, 0);
 }
 
+TEST(TermClassify, WhatAPeersTerminateMeans) {
+    EXPECT_EQ(siwx_term_classify(T(SIWX_LAYER_RDMAP, SIWX_RDMAP_ETYPE_REMOTE_PROT, 2)),
+              SIWX_TERM_REMOTE_ACCESS);
+    EXPECT_EQ(siwx_term_classify(T(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, 1)),
+              SIWX_TERM_REMOTE_ACCESS);
+    EXPECT_EQ(siwx_term_classify(T(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_TOO_LONG)),
+              SIWX_TERM_REMOTE_INVALID);
+    // Upstream siw's answer to an RFC 7306 opcode it does not implement.
+    EXPECT_EQ(siwx_term_classify(
+                  T(SIWX_LAYER_RDMAP, SIWX_RDMAP_ETYPE_REMOTE_OP, SIWX_RDMAP_UNEXPECTED_OPCODE)),
+              SIWX_TERM_REMOTE_OP);
+    // A misaligned atomic (RFC 7306 section 8.2).
+    EXPECT_EQ(siwx_term_classify(siwx_term_for_access(SIWX_ACCESS_ATOMIC, SIWX_FAULT_MISALIGNED)),
+              SIWX_TERM_REMOTE_OP);
+    EXPECT_EQ(siwx_term_classify(T(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_NO_BUFFER)),
+              SIWX_TERM_REMOTE_OP);
+    EXPECT_EQ(siwx_term_classify(T(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_CRC)),
+              SIWX_TERM_REMOTE_OP);
+}
+
 TEST(TermDecode, RoundTripAndMalformed) {
     siwx_term_hdr in;
     Bytes rdma(28, 0x44);

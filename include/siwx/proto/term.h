@@ -123,6 +123,21 @@ enum siwx_access_kind {
 struct siwx_term siwx_term_for_access(enum siwx_access_kind kind,
 				      enum siwx_access_fault fault);
 
+/*
+ * What a Terminate received from the peer says about the request it ends:
+ * the peer refused access to memory (protection errors of RDMAP, tagged
+ * buffer errors of DDP), found the request itself invalid (a message too
+ * long for the receive buffer), or could not carry it out (everything
+ * else, including an opcode it does not implement).
+ */
+enum siwx_term_class {
+	SIWX_TERM_REMOTE_ACCESS,
+	SIWX_TERM_REMOTE_INVALID,
+	SIWX_TERM_REMOTE_OP,
+};
+
+enum siwx_term_class siwx_term_classify(struct siwx_term cause);
+
 /* Header control bits (HdrCt) of the Terminate Control field. */
 #define SIWX_TERM_HDRCT_M 0x4	/* DDP Segment Length valid */
 #define SIWX_TERM_HDRCT_D 0x2	/* DDP Header included */

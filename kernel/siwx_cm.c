@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The iWARP connection manager (iw_cm ops): kernel TCP sockets and the
+ * MPA Request/Reply exchange. Every negotiation decision comes from the
+ * protocol core (mpa_nego.h); this file only moves the frames.
+ *
+ * Policy: CRC and the MPA revision follow the module parameters; we
+ * never ask for peer-to-peer mode and, as a Responder, accept no RTR
+ * type yet, so a peer-to-peer Request is refused with the core's "no
+ * matching RTR" (a Reply with the R bit).
+ *
+ * Passive: the listening socket's data_ready queues accept_work, which
+ * accepts every pending connection and gives each a cm_work reading its
+ * MPA Request (blocking, SIWX_MPA_TIMEOUT). A valid one becomes
+ * IW_CM_EVENT_CONNECT_REQUEST; iw_accept/iw_reject answer it.
+ * Active: iw_connect creates and binds the socket; cm_work connects,
+ * sends the Request, reads the Reply and reports CONNECT_REPLY.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include <siwx/proto/bytes.h>
+
+#include "siwx_conn.h"
+
+struct siwx_listener {
+	struct kref ref;
+	struct iw_cm_id *id;
+	struct siwx_dev *dev;
+	struct socket *sock;
+	struct work_struct accept_work;
+	struct mutex lock;		/* pending, dead */
+	struct list_head pending;
+	bool dead;
+	void (*saved_data_ready)(struct sock *sk);
+};
+
+static void siwx_listener_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct siwx_listener, ref));
+}
+
+static void siwx_listener_put(struct siwx_listener *l)
+{
+	kref_put(&l->ref, siwx_listener_free);
+}
+
+static int siwx_addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+static int siwx_cm_send_rr(struct siwx_conn *conn,
+			   const struct siwx_mpa_rr *rr)
+{
+	size_t len = siwx_mpa_rr_len(rr);
+	struct msghdr msg = {};
+	struct kvec iov;
+	u8 *buf;
+	int rv;
+
+	if (!len)
+		return -EINVAL;
+	buf = kmalloc(len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	iov.iov_base = buf;
+	iov.iov_len = siwx_mpa_rr_encode(rr, buf);
+	rv = kernel_sendmsg(conn->sock, &msg, &iov, 1, iov.iov_len);
+	kfree(buf);
+	if (rv < 0)
+		return rv;
+	return rv == len ? 0 : -ECONNRESET;
+}
+
+static int siwx_cm_recv_exact(struct socket *sock, u8 *buf, size_t len)
+{
+	struct msghdr msg = {};
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+	int rv;
+
+	if (!len)
+		return 0;
+	rv = kernel_recvmsg(sock, &msg, &iov, 1, len, MSG_WAITALL);
+	if (rv < 0)
+		return rv;
+	return rv == len ? 0 : -ECONNRESET;
+}
+
+/* Read one MPA Request or Reply frame into conn->mpa_buf. */
+static int siwx_cm_recv_rr(struct siwx_conn *conn, struct siwx_mpa_rr *rr)
+{
+	struct siwx_term err;
+	size_t flen;
+	u16 pd_len;
+	int rv;
+
+	rv = siwx_cm_recv_exact(conn->sock, conn->mpa_buf,
+				SIWX_MPA_RR_HDR_LEN);
+	if (rv)
+		return rv;
+	pd_len = siwx_get_be16(conn->mpa_buf + SIWX_MPA_RR_HDR_LEN - 2);
+	if (pd_len > SIWX_MPA_MAX_PD_LEN)
+		return -EINVAL;
+	rv = siwx_cm_recv_exact(conn->sock,
+				conn->mpa_buf + SIWX_MPA_RR_HDR_LEN, pd_len);
+	if (rv)
+		return rv;
+	if (siwx_mpa_rr_decode(conn->mpa_buf, SIWX_MPA_RR_HDR_LEN + pd_len,
+			       rr, &flen, &err) != SIWX_PARSE_OK)
+		return -EINVAL;
+	return 0;
+}
+
+static void siwx_cm_sock_setup(struct socket *sock)
+{
+	tcp_sock_set_nodelay(sock->sk);
+	sock->sk->sk_rcvtimeo = SIWX_MPA_TIMEOUT;
+	sock->sk->sk_sndtimeo = SIWX_MPA_TIMEOUT;
+}
+
+/* A passive connection leaves its listener (handed on or dropped). */
+static void siwx_cm_unlist(struct siwx_conn *conn, bool *dead)
+{
+	struct siwx_listener *l = conn->listener;
+
+	mutex_lock(&l->lock);
+	list_del_init(&conn->lentry);
+	*dead = l->dead;
+	mutex_unlock(&l->lock);
+}
+
+static void siwx_cm_passive_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      cm_work);
+	struct siwx_listener *l = conn->listener;
+	struct siwx_mpa_rr rep;
+	struct siwx_term err;
+	bool dead;
+
+	siwx_cm_sock_setup(conn->sock);
+	if (siwx_cm_recv_rr(conn, &conn->req) || conn->req.reply)
+		goto drop;
+	if (!siwx_mpa_check_request(&conn->pol, &conn->req, &conn->mpa,
+				    &err)) {
+		siwx_mpa_make_reply(&conn->req, &conn->mpa, false, 0, 0, NULL,
+				    0, &rep);
+		siwx_cm_send_rr(conn, &rep);
+		goto drop;
+	}
+	siwx_cm_unlist(conn, &dead);
+	if (dead)
+		goto drop_unlisted;
+	/* From here iwcm owns the connection: iw_accept or iw_reject */
+	conn->listener = NULL;
+	siwx_cm_upcall(conn, l->id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+		       &conn->req);
+	l->id->rem_ref(l->id);
+	siwx_listener_put(l);
+	return;
+
+drop:
+	siwx_cm_unlist(conn, &dead);
+drop_unlisted:
+	conn->listener = NULL;
+	siwx_conn_release_sock(conn);
+	l->id->rem_ref(l->id);
+	siwx_listener_put(l);
+	siwx_conn_put(conn);
+}
+
+static void siwx_listen_accept_work(struct work_struct *work)
+{
+	struct siwx_listener *l = container_of(work, struct siwx_listener,
+					       accept_work);
+	struct siwx_conn *conn;
+	struct socket *sock;
+
+	while (!kernel_accept(l->sock, &sock, O_NONBLOCK)) {
+		/* The child inherited the listener's callbacks: undo that */
+		write_lock_bh(&sock->sk->sk_callback_lock);
+		sock->sk->sk_user_data = NULL;
+		sock->sk->sk_data_ready = l->saved_data_ready;
+		write_unlock_bh(&sock->sk->sk_callback_lock);
+		conn = siwx_conn_alloc(l->dev);
+		if (!conn) {
+			sock_release(sock);
+			continue;
+		}
+		conn->sock = sock;
+		INIT_WORK(&conn->cm_work, siwx_cm_passive_work);
+		mutex_lock(&l->lock);
+		if (l->dead) {
+			mutex_unlock(&l->lock);
+			siwx_conn_release_sock(conn);
+			siwx_conn_put(conn);
+			break;
+		}
+		kref_get(&l->ref);
+		l->id->add_ref(l->id);
+		conn->listener = l;
+		list_add_tail(&conn->lentry, &l->pending);
+		mutex_unlock(&l->lock);
+		queue_work(siwx_cm_wq, &conn->cm_work);
+	}
+}
+
+static void siwx_listen_data_ready(struct sock *sk)
+{
+	struct siwx_listener *l;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	l = sk->sk_user_data;
+	if (l)
+		queue_work(siwx_cm_wq, &l->accept_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct siwx_listener *l;
+	struct sock *sk;
+	int rv;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	kref_init(&l->ref);
+	mutex_init(&l->lock);
+	INIT_LIST_HEAD(&l->pending);
+	INIT_WORK(&l->accept_work, siwx_listen_accept_work);
+	l->id = id;
+	l->dev = to_siwx_dev(id->device);
+
+	rv = sock_create_kern(&init_net, id->m_local_addr.ss_family,
+			      SOCK_STREAM, IPPROTO_TCP, &l->sock);
+	if (rv)
+		goto err_free;
+	sk = l->sock->sk;
+	sk->sk_reuse = SK_CAN_REUSE;
+	rv = kernel_bind(l->sock, (struct sockaddr *)&id->m_local_addr,
+			 siwx_addr_len(&id->m_local_addr));
+	if (rv)
+		goto err_sock;
+	write_lock_bh(&sk->sk_callback_lock);
+	l->saved_data_ready = sk->sk_data_ready;
+	sk->sk_user_data = l;
+	sk->sk_data_ready = siwx_listen_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	rv = kernel_listen(l->sock, backlog);
+	if (rv)
+		goto err_sock;
+	id->provider_data = l;
+	return 0;
+
+err_sock:
+	sock_release(l->sock);
+err_free:
+	kfree(l);
+	return rv;
+}
+
+int siwx_iw_destroy_listen(struct iw_cm_id *id)
+{
+	struct siwx_listener *l = id->provider_data;
+	struct sock *sk;
+	struct siwx_conn *conn;
+
+	if (!l)
+		return 0;
+	sk = l->sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = l->saved_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&l->accept_work);
+
+	/* Connections still reading their Request give up now */
+	mutex_lock(&l->lock);
+	l->dead = true;
+	list_for_each_entry(conn, &l->pending, lentry)
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	mutex_unlock(&l->lock);
+
+	sock_release(l->sock);
+	l->sock = NULL;
+	id->provider_data = NULL;
+	siwx_listener_put(l);
+	return 0;
+}
+
+int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct siwx_conn *conn = id->provider_data;
+	struct ib_qp *ibqp;
+	struct siwx_mpa_rr rep;
+	int rv;
+
+	if (!conn || conn->replied)
+		return -EINVAL;
+	if (param->private_data_len >
+	    SIWX_MPA_MAX_PD_LEN - SIWX_MPA_V2_PARAMS_LEN)
+		return -EINVAL;
+	ibqp = siwx_iw_get_qp(id->device, param->qpn);
+	if (!ibqp)
+		return -EINVAL;
+
+	mutex_lock(&conn->mutex);
+	conn->replied = true;
+	siwx_mpa_make_reply(&conn->req, &conn->mpa, true,
+			    min_t(u32, param->ird, SIWX_MAX_IRD),
+			    min_t(u32, param->ord, SIWX_MAX_ORD),
+			    param->private_data, param->private_data_len,
+			    &rep);
+	rv = siwx_conn_bind_qp(conn, to_siwx_qp(ibqp));
+	if (rv) {
+		siwx_mpa_make_reply(&conn->req, &conn->mpa, false, 0, 0,
+				    NULL, 0, &rep);
+		siwx_cm_send_rr(conn, &rep);
+		goto err;
+	}
+	rv = siwx_cm_send_rr(conn, &rep);
+	if (rv) {
+		siwx_conn_unbind_qp(conn);
+		goto err;
+	}
+	id->add_ref(id);
+	conn->id = id;
+	siwx_conn_start(conn);
+	siwx_cm_upcall(conn, id, IW_CM_EVENT_ESTABLISHED, 0, NULL);
+	conn->established = true;
+	mutex_unlock(&conn->mutex);
+	return 0;
+
+err:
+	siwx_conn_release_sock(conn);
+	mutex_unlock(&conn->mutex);
+	id->provider_data = NULL;
+	siwx_conn_put(conn);
+	return rv;
+}
+
+int siwx_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
+{
+	struct siwx_conn *conn = id->provider_data;
+	struct siwx_mpa_rr rep;
+
+	if (!conn || conn->replied)
+		return -EINVAL;
+	mutex_lock(&conn->mutex);
+	conn->replied = true;
+	siwx_mpa_make_reply(&conn->req, &conn->mpa, false, 0, 0, pdata,
+			    pdata_len, &rep);
+	siwx_cm_send_rr(conn, &rep);
+	siwx_conn_release_sock(conn);
+	mutex_unlock(&conn->mutex);
+	id->provider_data = NULL;
+	siwx_conn_put(conn);
+	return 0;
+}
+
+static void siwx_cm_active_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      cm_work);
+	struct iw_cm_id *id = conn->id;
+	struct siwx_mpa_rr rep, *reply = NULL;
+	enum siwx_mpa_verdict verdict;
+	struct siwx_term err;
+	int rv;
+
+	siwx_cm_sock_setup(conn->sock);
+	rv = kernel_connect(conn->sock, (struct sockaddr *)&id->m_remote_addr,
+			    siwx_addr_len(&id->m_remote_addr), 0);
+	if (rv)
+		goto fail;
+	siwx_mpa_make_request(&conn->pol, conn->ulp_ird, conn->ulp_ord,
+			      conn->ulp_pd, conn->ulp_pd_len, &conn->req);
+	rv = siwx_cm_send_rr(conn, &conn->req);
+	if (rv)
+		goto fail;
+	rv = siwx_cm_recv_rr(conn, &rep);
+	if (rv)
+		pr_info_ratelimited("siwx: MPA Reply not read: %d\n", rv);
+	if (rv) {
+		rv = rv == -EINVAL ? -EINVAL : -ECONNRESET;
+		goto fail;
+	}
+	verdict = siwx_mpa_check_reply(&conn->pol, &conn->req, &rep,
+				       &conn->mpa, &err);
+	if (verdict == SIWX_MPA_REJECTED) {
+		reply = &rep;
+		rv = -ECONNREFUSED;
+		goto fail;
+	}
+	if (verdict != SIWX_MPA_ACCEPTED) {
+		rv = -EINVAL;
+		goto fail;
+	}
+
+	mutex_lock(&conn->mutex);
+	rv = siwx_conn_bind_qp(conn, conn->cm_qp);
+	if (rv) {
+		mutex_unlock(&conn->mutex);
+		goto fail;
+	}
+	siwx_conn_start(conn);
+	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, 0, &rep);
+	conn->established = true;
+	mutex_unlock(&conn->mutex);
+	return;
+
+fail:
+	pr_info_ratelimited("siwx: %s: connect failed: %d\n",
+			    dev_name(&id->device->dev), rv);
+	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, rv, reply);
+	siwx_conn_release_sock(conn);
+	id->provider_data = NULL;
+	conn->id = NULL;
+	id->rem_ref(id);
+	siwx_conn_put(conn);
+}
+
+int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct siwx_dev *dev = to_siwx_dev(id->device);
+	struct ib_qp *ibqp = siwx_iw_get_qp(id->device, param->qpn);
+	struct siwx_conn *conn;
+	int rv;
+
+	if (!ibqp)
+		return -EINVAL;
+	if (param->private_data_len >
+	    SIWX_MPA_MAX_PD_LEN - SIWX_MPA_V2_PARAMS_LEN)
+		return -EINVAL;
+	conn = siwx_conn_alloc(dev);
+	if (!conn)
+		return -ENOMEM;
+	conn->cm_qp = to_siwx_qp(ibqp);
+	conn->ulp_ird = min_t(u32, param->ird, SIWX_MAX_IRD);
+	conn->ulp_ord = min_t(u32, param->ord, SIWX_MAX_ORD);
+	conn->ulp_pd_len = param->private_data_len;
+	if (param->private_data_len)
+		memcpy(conn->ulp_pd, param->private_data,
+		       param->private_data_len);
+
+	rv = sock_create_kern(&init_net, id->m_remote_addr.ss_family,
+			      SOCK_STREAM, IPPROTO_TCP, &conn->sock);
+	if (rv)
+		goto err;
+	conn->sock->sk->sk_reuse = SK_CAN_REUSE;
+	rv = kernel_bind(conn->sock, (struct sockaddr *)&id->m_local_addr,
+			 siwx_addr_len(&id->m_local_addr));
+	if (rv)
+		goto err;
+
+	id->add_ref(id);
+	conn->id = id;
+	id->provider_data = conn;
+	INIT_WORK(&conn->cm_work, siwx_cm_active_work);
+	queue_work(siwx_cm_wq, &conn->cm_work);
+	return 0;
+
+err:
+	siwx_conn_release_sock(conn);
+	siwx_conn_put(conn);
+	return rv;
+}

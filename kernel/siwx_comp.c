@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Completions: CQEs into the CQ ring (and the completion event), SQ
+ * completions in posting order, and the flush of everything a QP in
+ * ERROR still holds.
+ */
+#include <rdma/ib_user_verbs.h>
+
+#include "siwx_conn.h"
+
+static void siwx_cq_overflow(struct siwx_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.event = IB_EVENT_CQ_ERR,
+		.element.cq = &cq->ibcq,
+	};
+
+	pr_warn_ratelimited("siwx: CQ %u overflow\n", cq->id);
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/* Any context; the CQE is dropped (and reported) when the ring is full. */
+void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
+		  const struct siwx_cqe_info *ci)
+{
+	struct siwx_cqe *cqe;
+	unsigned long flags;
+	bool event = false;
+	u32 notify;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!cq->cqe) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return;
+	}
+	cqe = &cq->cqe[cq->prod & (cq->ring.num - 1)];
+	if (siwx_elem_valid(&cqe->flags, SIWX_CQE_VALID)) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		siwx_cq_overflow(cq);
+		return;
+	}
+	cqe->id = ci->id;
+	cqe->opcode = ci->opcode;
+	cqe->status = ci->status;
+	cqe->bytes = ci->bytes;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->inval_stag = ci->inval_stag;
+	if (ci->imm)
+		memcpy(cqe->imm, ci->imm, SIWX_IMM_LEN);
+	else
+		memset(cqe->imm, 0, SIWX_IMM_LEN);
+	/* The CQE's contents before its VALID flag (abi.h) */
+	smp_store_release(&cqe->flags, ci->flags | SIWX_CQE_VALID);
+	cq->prod++;
+	/* The CQE before reading the armed state: no missed event */
+	smp_mb();
+	notify = READ_ONCE(cq->ctrl->notify);
+	if (notify == SIWX_NOTIFY_NEXT ||
+	    (notify == SIWX_NOTIFY_SOLICITED &&
+	     ((ci->flags & SIWX_CQE_SOLICITED) || ci->status))) {
+		WRITE_ONCE(cq->ctrl->notify, SIWX_NOTIFY_NONE);
+		event = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (event && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+u8 siwx_wr_to_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return SIWX_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return SIWX_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return SIWX_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return SIWX_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return SIWX_WC_LOCAL_INV;
+	default:
+		return SIWX_WC_SEND;
+	}
+}
+
+static void siwx_sq_post_shadow(struct siwx_qp *qp,
+				const struct siwx_sq_shadow *sh)
+{
+	struct siwx_cqe_info ci = {
+		.id = sh->id,
+		.bytes = sh->bytes,
+		.opcode = sh->opcode,
+		.status = sh->status,
+	};
+
+	if (sh->signalled || sh->status)
+		siwx_cq_post(qp->scq, qp, &ci);
+}
+
+/*
+ * Complete the SQEs whose work is done, oldest first, stopping at the
+ * first one still in progress (RFC 5040 5.5 rule 15: a Send or Write
+ * does not complete before an earlier Read or Atomic). The slot goes
+ * back to the provider either way.
+ */
+void siwx_sq_complete(struct siwx_qp *qp)
+{
+	u32 mask = qp->sq.num - 1;
+
+	spin_lock_bh(&qp->sq_lock);
+	while (qp->sq_done != qp->sq_tx) {
+		struct siwx_sq_shadow *sh = &qp->sq_shadow[qp->sq_done & mask];
+
+		if (!sh->done)
+			break;
+		siwx_sq_post_shadow(qp, sh);
+		sh->done = false;
+		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
+		qp->sq_done++;
+	}
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+/*
+ * Complete everything the QP holds with a flush error: SQEs in flight
+ * (those already done complete normally), SQEs and RQEs still in the
+ * rings. Only while no data path runs on the QP.
+ */
+void siwx_qp_flush(struct siwx_qp *qp)
+{
+	struct siwx_cqe_info ci = { .status = SIWX_WC_WR_FLUSH_ERR };
+	u32 mask = qp->sq.num - 1;
+
+	spin_lock_bh(&qp->sq_lock);
+	while (qp->sq_done != qp->sq_tx) {
+		struct siwx_sq_shadow *sh = &qp->sq_shadow[qp->sq_done & mask];
+
+		if (!sh->done)
+			sh->status = SIWX_WC_WR_FLUSH_ERR;
+		siwx_sq_post_shadow(qp, sh);
+		sh->done = false;
+		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
+		qp->sq_done++;
+	}
+	for (;;) {
+		struct siwx_sqe *sqe = &qp->sqe[qp->sq_tx & mask];
+
+		if (!(siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID)))
+			break;
+		ci.id = READ_ONCE(sqe->id);
+		ci.opcode = siwx_wr_to_wc_opcode(READ_ONCE(sqe->opcode));
+		siwx_cq_post(qp->scq, qp, &ci);
+		siwx_elem_release(&sqe->flags);
+		qp->sq_tx++;
+		qp->sq_done = qp->sq_tx;
+	}
+	spin_unlock_bh(&qp->sq_lock);
+
+	if (qp->srq)
+		return;
+	ci.opcode = SIWX_WC_RECV;
+	spin_lock_bh(&qp->rq_lock);
+	for (;;) {
+		struct siwx_rqe *rqe = &qp->rqe[qp->rq_pos & (qp->rq.num - 1)];
+
+		if (!(siwx_elem_valid(&rqe->flags, SIWX_WQE_VALID)))
+			break;
+		ci.id = READ_ONCE(rqe->id);
+		siwx_cq_post(qp->rcq, qp, &ci);
+		siwx_elem_release(&rqe->flags);
+		qp->rq_pos++;
+	}
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+/*
+ * The doorbell (a post_send without WRs): start the TX engine, or, in
+ * ERROR with no connection left, flush what was posted.
+ */
+void siwx_qp_doorbell(struct siwx_qp *qp)
+{
+	bool flush = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dp_active)
+		siwx_tx_kick(qp->conn);
+	else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn)
+		flush = true;	/* else the closing connection flushes */
+	spin_unlock_bh(&qp->sq_lock);
+	if (flush)
+		siwx_qp_flush(qp);
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Connections: their lifetime, binding a QP, taking the socket's
+ * callbacks over for the data path, and tearing it all down once
+ * (siwx_conn_close -> close_work): callbacks back, socket shut, TX
+ * stopped, QP to ERROR and flushed, DISCONNECT and CLOSE upcalls,
+ * references dropped.
+ */
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/tcp.h>
+
+#include "siwx_conn.h"
+
+struct workqueue_struct *siwx_cm_wq;
+struct workqueue_struct *siwx_tx_wq;
+
+static void siwx_conn_close_work(struct work_struct *work);
+
+struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
+{
+	struct siwx_conn *conn = kvzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	mutex_init(&conn->mutex);
+	spin_lock_init(&conn->lock);
+	spin_lock_init(&conn->rdq_lock);
+	INIT_LIST_HEAD(&conn->lentry);
+	INIT_WORK(&conn->close_work, siwx_conn_close_work);
+	INIT_WORK(&conn->tx_work, siwx_tx_work);
+	conn->dev = dev;
+	conn->pol.crc = siwx_mpa_crc;
+	conn->pol.rev = siwx_mpa_rev == 1 ? 1 : 2;
+	conn->pol.max_ird = SIWX_MAX_IRD;
+	conn->pol.max_ord = SIWX_MAX_ORD;
+	return conn;
+}
+
+void siwx_conn_get(struct siwx_conn *conn)
+{
+	kref_get(&conn->ref);
+}
+
+static void siwx_conn_free(struct kref *ref)
+{
+	struct siwx_conn *conn = container_of(ref, struct siwx_conn, ref);
+
+	kvfree(conn);
+}
+
+void siwx_conn_put(struct siwx_conn *conn)
+{
+	kref_put(&conn->ref, siwx_conn_free);
+}
+
+void siwx_conn_release_sock(struct siwx_conn *conn)
+{
+	if (!conn->sock)
+		return;
+	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	sock_release(conn->sock);
+	conn->sock = NULL;
+}
+
+/* Take a reference on @qp and make @conn its connection (QP -> RTS). */
+int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp)
+{
+	int rv = 0;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->conn || (qp->state != IB_QPS_INIT &&
+			 qp->state != IB_QPS_RTR)) {
+		rv = -EINVAL;
+		goto out;
+	}
+	siwx_qp_get(qp);
+	conn->qp = qp;
+	siwx_rdq_init(&conn->orq, conn->mpa.ord);
+	siwx_rdq_init(&conn->irq, conn->mpa.ird);
+	siwx_rx_init(&conn->rx, conn->mpa.crc);
+	memset(&conn->imm, 0, sizeof(conn->imm));
+	conn->tx_msn[SIWX_QN_SEND] = 1;
+	conn->tx_msn[SIWX_QN_READ] = 1;
+	conn->tx_msn[SIWX_QN_TERM] = 1;
+	conn->tx_msn[SIWX_QN_ATOMIC_RESP] = 1;
+	conn->mulpdu = siwx_mpa_mulpdu(tcp_sk(conn->sock->sk)->mss_cache);
+	if (conn->mulpdu < 128)
+		conn->mulpdu = 128;
+	qp->ird = conn->mpa.ird;
+	qp->ord = conn->mpa.ord;
+	qp->state = IB_QPS_RTS;
+	spin_lock_bh(&qp->sq_lock);
+	siwx_conn_get(conn);
+	qp->conn = conn;
+	qp->dp_active = true;
+	spin_unlock_bh(&qp->sq_lock);
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+/* Undo siwx_conn_bind_qp before the data path ran. */
+void siwx_conn_unbind_qp(struct siwx_conn *conn)
+{
+	struct siwx_qp *qp = conn->qp;
+
+	if (!qp)
+		return;
+	spin_lock_bh(&qp->sq_lock);
+	qp->dp_active = false;
+	qp->conn = NULL;
+	spin_unlock_bh(&qp->sq_lock);
+	mutex_lock(&qp->state_lock);
+	qp->state = IB_QPS_ERR;
+	mutex_unlock(&qp->state_lock);
+	siwx_conn_put(conn);
+	siwx_qp_put(qp);
+	conn->qp = NULL;
+}
+
+static void siwx_conn_state_change(struct sock *sk)
+{
+	struct siwx_conn *conn;
+	void (*orig)(struct sock *sk) = NULL;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	if (conn) {
+		orig = conn->saved_state_change;
+		switch (sk->sk_state) {
+		case TCP_ESTABLISHED:
+			break;
+		default:
+			/* FIN or RST from the peer, or our own close */
+			siwx_conn_close(conn, sk->sk_state != TCP_CLOSE_WAIT);
+			break;
+		}
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (orig)
+		orig(sk);
+}
+
+static void siwx_conn_write_space(struct sock *sk)
+{
+	struct siwx_conn *conn;
+	void (*orig)(struct sock *sk) = NULL;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	if (conn)
+		orig = conn->saved_write_space;
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (orig)
+		orig(sk);
+}
+
+/* Hand the socket to the data path and pick up what already arrived. */
+void siwx_conn_start(struct siwx_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	sk->sk_sndtimeo = MAX_SCHEDULE_TIMEOUT;
+	write_lock_bh(&sk->sk_callback_lock);
+	conn->saved_data_ready = sk->sk_data_ready;
+	conn->saved_state_change = sk->sk_state_change;
+	conn->saved_write_space = sk->sk_write_space;
+	sk->sk_user_data = conn;
+	sk->sk_data_ready = siwx_rx_data_ready;
+	sk->sk_state_change = siwx_conn_state_change;
+	sk->sk_write_space = siwx_conn_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+	siwx_rx_kick(conn);
+	if (sk->sk_state != TCP_ESTABLISHED)
+		siwx_conn_close(conn, true);
+}
+
+static void siwx_conn_stop(struct siwx_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == conn) {
+		sk->sk_user_data = NULL;
+		sk->sk_data_ready = conn->saved_data_ready;
+		sk->sk_state_change = conn->saved_state_change;
+		sk->sk_write_space = conn->saved_write_space;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Any context: tear the connection down (once). */
+void siwx_conn_close(struct siwx_conn *conn, bool abortive)
+{
+	struct siwx_qp *qp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->closing) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
+	conn->closing = true;
+	conn->abortive = abortive;
+	qp = conn->qp;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	/*
+	 * An abortive close (a Terminate, a socket error, modify to ERROR)
+	 * stops the data path now, not when the close work runs: whoever
+	 * sees the error completion that goes with it must find the QP in
+	 * ERROR, and nothing posted afterwards may go out.
+	 */
+	if (abortive && qp) {
+		WRITE_ONCE(conn->tx_stop, true);
+		spin_lock_bh(&qp->sq_lock);
+		qp->dp_active = false;
+		spin_unlock_bh(&qp->sq_lock);
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	}
+	siwx_conn_get(conn);
+	queue_work(siwx_cm_wq, &conn->close_work);
+}
+
+void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
+		    enum iw_cm_event_type type, int status,
+		    const struct siwx_mpa_rr *rr)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+	};
+	if (conn->sock) {
+		kernel_getsockname(conn->sock,
+				   (struct sockaddr *)&ev.local_addr);
+		kernel_getpeername(conn->sock,
+				   (struct sockaddr *)&ev.remote_addr);
+	}
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		ev.provider_data = conn;
+	if (type == IW_CM_EVENT_CONNECT_REQUEST ||
+	    type == IW_CM_EVENT_CONNECT_REPLY) {
+		ev.ird = conn->mpa.ird;
+		ev.ord = conn->mpa.ord;
+		if (rr && rr->pd_len) {
+			ev.private_data = (void *)rr->pd;
+			ev.private_data_len = rr->pd_len;
+		}
+	}
+	id->event_handler(id, &ev);
+}
+
+static void siwx_conn_close_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      close_work);
+	struct siwx_qp *qp;
+
+	mutex_lock(&conn->mutex);
+	qp = conn->qp;
+	if (conn->sock) {
+		siwx_conn_stop(conn);
+		WRITE_ONCE(conn->tx_stop, true);
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	}
+	if (qp) {
+		spin_lock_bh(&qp->sq_lock);
+		qp->dp_active = false;
+		spin_unlock_bh(&qp->sq_lock);
+		cancel_work_sync(&conn->tx_work);
+		mutex_lock(&qp->state_lock);
+		qp->state = IB_QPS_ERR;
+		mutex_unlock(&qp->state_lock);
+		siwx_rx_drop_rqe(conn, SIWX_WC_WR_FLUSH_ERR);
+		if (conn->rx_mr) {
+			siwx_mr_put(conn->rx_mr);
+			conn->rx_mr = NULL;
+		}
+		siwx_qp_flush(qp);
+		WRITE_ONCE(qp->sq_ctrl->tx_active, 0);
+		spin_lock_bh(&qp->sq_lock);
+		qp->conn = NULL;
+		spin_unlock_bh(&qp->sq_lock);
+		/* What was posted while the connection went away. */
+		siwx_qp_flush(qp);
+	}
+	if (conn->established && conn->id) {
+		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_DISCONNECT,
+			       conn->abortive ? -ECONNRESET : 0, NULL);
+		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_CLOSE, 0, NULL);
+		conn->established = false;
+	}
+	siwx_conn_release_sock(conn);
+	if (conn->id) {
+		conn->id->provider_data = NULL;
+		conn->id->rem_ref(conn->id);
+		conn->id = NULL;
+	}
+	if (qp) {
+		conn->qp = NULL;
+		siwx_conn_put(conn);	/* qp->conn's */
+		siwx_qp_put(qp);
+	}
+	mutex_unlock(&conn->mutex);
+	siwx_conn_put(conn);		/* the queued work's */
+	siwx_conn_put(conn);		/* the connection's own */
+}
+
+/*
+ * The QP leaves RTS through modify_qp (SQD: graceful, ERROR: abortive)
+ * or destroy_qp: close its connection, if any.
+ */
+void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive)
+{
+	struct siwx_conn *conn;
+
+	spin_lock_bh(&qp->sq_lock);
+	conn = qp->conn;
+	if (conn)
+		siwx_conn_get(conn);
+	spin_unlock_bh(&qp->sq_lock);
+	if (!conn)
+		return;
+	siwx_conn_close(conn, abortive);
+	siwx_conn_put(conn);
+}
+
+int siwx_wq_init(void)
+{
+	siwx_cm_wq = alloc_workqueue("siwx_cm", WQ_UNBOUND, 0);
+	if (!siwx_cm_wq)
+		return -ENOMEM;
+	siwx_tx_wq = alloc_workqueue("siwx_tx", WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!siwx_tx_wq) {
+		destroy_workqueue(siwx_cm_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void siwx_wq_exit(void)
+{
+	destroy_workqueue(siwx_tx_wq);
+	destroy_workqueue(siwx_cm_wq);
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * One iWARP connection: the TCP socket, the MPA setup state of the
+ * connection manager, and the data path's state of the QP bound to it
+ * (TX engine, RX engine, outbound and inbound Read/Atomic queues).
+ *
+ * Contexts:
+ *   cm_work     CM workqueue: connect + MPA exchange (active), reading
+ *               the MPA Request (passive). May block on the socket.
+ *   tx_work     TX workqueue: the only sender once the data path runs.
+ *   RX          sk_data_ready (softirq or process context, socket lock
+ *               held) -> tcp_read_sock -> siwx_rx_actor.
+ *   close_work  CM workqueue: stops the data path, flushes, upcalls.
+ * mutex orders CM setup against close (no DISCONNECT/CLOSE before the
+ * CONNECT_REPLY/ESTABLISHED upcall). rdq_lock (BH) protects orq, irq
+ * and the arrays beside them, shared by TX and RX.
+ */
+#ifndef SIWX_CONN_H
+#define SIWX_CONN_H
+
+#include <linux/bvec.h>
+#include <linux/net.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <rdma/iw_cm.h>
+
+#include <siwx/proto/ddp.h>
+#include <siwx/proto/mpa_nego.h>
+#include <siwx/proto/rdq.h>
+#include <siwx/proto/recv.h>
+#include <siwx/proto/rx.h>
+#include <siwx/proto/term.h>
+#include <siwx/proto/tx.h>
+
+#include "siwx.h"
+
+#define SIWX_MPA_FRAME_MAX (SIWX_MPA_RR_HDR_LEN + SIWX_MPA_MAX_PD_LEN)
+#define SIWX_MPA_TIMEOUT (10 * HZ)
+#define SIWX_TX_BVECS 48
+
+extern struct workqueue_struct *siwx_cm_wq;
+extern struct workqueue_struct *siwx_tx_wq;
+extern bool siwx_mpa_crc;
+extern uint siwx_mpa_rev;
+
+struct siwx_listener;
+
+/* A scatter list the TX engine reads payload from. */
+struct siwx_tx_src {
+	u32 n;
+	u32 idx;		/* cursor: element and offset in it */
+	u32 off;
+	const u8 *inl;		/* inline payload (kernel copy), or NULL */
+	struct {
+		struct siwx_mr *mr;
+		u64 to;
+		u32 len;
+	} el[SIWX_MAX_SGE];
+};
+
+/* The untagged receive buffer of the Send being received. */
+struct siwx_rx_rqe {
+	bool held;
+	u64 id;
+	u32 n;
+	u32 lens[SIWX_MAX_SGE];
+	u64 addr[SIWX_MAX_SGE];
+	struct siwx_mr *mr[SIWX_MAX_SGE];
+};
+
+struct siwx_conn {
+	struct kref ref;
+	struct mutex mutex;		/* CM setup vs close */
+	spinlock_t lock;		/* closing, the flags below */
+	struct siwx_dev *dev;
+	struct socket *sock;
+	struct iw_cm_id *id;		/* reference held while set */
+	struct siwx_listener *listener;	/* passive, until handed to iwcm */
+	struct list_head lentry;	/* in listener->pending */
+	struct siwx_qp *qp;		/* reference held while set */
+	struct siwx_qp *cm_qp;		/* active: the QP to bind (iwcm ref) */
+	bool closing;
+	bool established;		/* DISCONNECT and CLOSE are owed */
+	bool abortive;
+	bool replied;			/* passive: accepted or rejected */
+
+	struct work_struct cm_work;
+	struct work_struct close_work;
+	struct work_struct tx_work;
+
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+
+	/* MPA */
+	struct siwx_mpa_policy pol;
+	struct siwx_mpa_rr req;		/* the Request (pd into mpa_buf) */
+	struct siwx_mpa_conn mpa;
+	u16 ulp_ird;
+	u16 ulp_ord;
+	u16 ulp_pd_len;
+	u8 ulp_pd[SIWX_MPA_MAX_PD_LEN];
+	u8 mpa_buf[SIWX_MPA_FRAME_MAX];
+
+	/* Outstanding Read/Atomic Requests, both directions */
+	spinlock_t rdq_lock;
+	struct siwx_rdq orq;
+	struct siwx_rdq irq;
+	bool irq_ready[SIWX_RDQ_MAX];	/* response may be sent */
+	u64 irq_orig[SIWX_RDQ_MAX];	/* atomics: original value */
+	struct siwx_sge orq_sink[SIWX_RDQ_MAX];	/* atomics: result SGE */
+
+	/* TX (tx_work only) */
+	bool tx_stop;
+	bool term_pending;		/* set by RX, sent by TX */
+	struct siwx_term_hdr term;
+	u32 mulpdu;
+	u32 tx_msn[SIWX_QN_COUNT];
+	u32 atomic_id;
+	struct siwx_sqe sqe;		/* snapshot of the SQE in work */
+	struct siwx_tx_src src;
+	u8 tx_inline[SIWX_MAX_INLINE];
+	u8 tx_rdmap[SIWX_TX_HDR_MAX];
+	struct siwx_tx_seg seg;
+	u8 tx_trailer[8];
+	struct bio_vec bvec[SIWX_TX_BVECS];
+
+	/* RX (socket lock) */
+	bool rx_dead;
+	struct siwx_rx rx;
+	struct siwx_imm_len imm;
+	struct siwx_mr *rx_mr;		/* tagged target of this segment */
+	u32 rx_write_len;		/* octets of the Write so far */
+	bool rx_resp_done;		/* Read Response: message complete */
+	u64 rx_resp_cookie;
+	u32 rx_resp_len;
+	struct siwx_rx_rqe rqe;
+};
+
+/* Ring ownership (abi.h): the element's contents after its VALID flag */
+static inline bool siwx_elem_valid(__u16 *flags, u16 valid)
+{
+	/* pairs with the producer's release of the flag */
+	return smp_load_acquire(flags) & valid;
+}
+
+static inline void siwx_elem_release(__u16 *flags)
+{
+	/* the element is ours until the flag clears: reads before it */
+	smp_store_release(flags, 0);
+}
+
+/* RX publishes conn->term before the flag; TX reads it after */
+static inline void siwx_set_term_pending(struct siwx_conn *conn)
+{
+	/* pairs with siwx_term_is_pending() */
+	smp_store_release(&conn->term_pending, true);
+}
+
+static inline bool siwx_term_is_pending(struct siwx_conn *conn)
+{
+	/* pairs with siwx_set_term_pending() */
+	return smp_load_acquire(&conn->term_pending);
+}
+
+/* siwx_conn.c */
+struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev);
+void siwx_conn_get(struct siwx_conn *conn);
+void siwx_conn_put(struct siwx_conn *conn);
+void siwx_conn_start(struct siwx_conn *conn);
+void siwx_conn_close(struct siwx_conn *conn, bool abortive);
+void siwx_conn_release_sock(struct siwx_conn *conn);
+int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp);
+void siwx_conn_unbind_qp(struct siwx_conn *conn);
+void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
+		    enum iw_cm_event_type type, int status,
+		    const struct siwx_mpa_rr *rr);
+
+/* siwx_tx.c */
+void siwx_tx_work(struct work_struct *work);
+void siwx_tx_kick(struct siwx_conn *conn);
+void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
+
+/* siwx_rx.c */
+void siwx_rx_data_ready(struct sock *sk);
+void siwx_rx_kick(struct siwx_conn *conn);
+void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
+void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,
+			 bool echo, bool read_req);
+
+/* siwx_atomic.c */
+int siwx_atomic_execute(struct siwx_qp *qp,
+			const struct siwx_atomic_req *req, u64 *orig,
+			struct siwx_term *err);
+int siwx_atomic_result(struct siwx_qp *qp, const struct siwx_sge *sink,
+		       u64 value);
+
+/* siwx_mr.c: access checks and placement shared by TX and RX */
+void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len);
+int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
+		  u64 to, u64 len, enum siwx_access_fault *fault);
+
+#endif /* SIWX_CONN_H */

@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The TX engine: one work item per connection, the only sender on the
+ * socket once the data path runs. Order: a Terminate, then the
+ * responses the peer is owed (Read and Atomic Responses, in request
+ * order), then the SQ. Every FPDU goes out in one sock_sendmsg: header
+ * and trailer from kernel buffers, payload straight from the MR's
+ * pinned pages (TCP copies it into its skbs).
+ *
+ * Sends block (the work item sleeps while the socket is full); closing
+ * shuts the socket down, which ends any send in progress.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_user_verbs.h>
+
+#include <siwx/proto/crc32c.h>
+
+#include "siwx_conn.h"
+
+enum {
+	SIWX_TX_IDLE,
+	SIWX_TX_DID,
+	SIWX_TX_STALL,
+};
+
+void siwx_tx_kick(struct siwx_conn *conn)
+{
+	queue_work(siwx_tx_wq, &conn->tx_work);
+}
+
+static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
+			int flags)
+{
+	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
+	int rv;
+
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->bvec, nb, len);
+	while (msg_data_left(&msg)) {
+		if (READ_ONCE(conn->tx_stop))
+			return -ECONNRESET;
+		rv = sock_sendmsg(conn->sock, &msg);
+		if (rv <= 0)
+			return rv ? rv : -EPIPE;
+	}
+	return 0;
+}
+
+struct siwx_tx_vec {
+	u32 nb;
+	size_t len;
+};
+
+static void siwx_tx_add_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			     struct page *page, u32 off, u32 len)
+{
+	bvec_set_page(&conn->bvec[v->nb++], page, len, off);
+	v->len += len;
+}
+
+/* A kernel buffer (kmalloc or vmalloc memory), page by page. */
+static void siwx_tx_add_kbuf(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			     const u8 *buf, u32 len)
+{
+	while (len) {
+		u32 off = offset_in_page(buf);
+		u32 n = min_t(u32, len, PAGE_SIZE - off);
+		struct page *page = is_vmalloc_addr(buf) ?
+			vmalloc_to_page(buf) : virt_to_page(buf);
+
+		siwx_tx_add_page(conn, v, page, off, n);
+		buf += n;
+		len -= n;
+	}
+}
+
+/* One FPDU: header, @seg->payload_len octets from @src, trailer. */
+static int siwx_tx_put_fpdu(struct siwx_conn *conn,
+			    const struct siwx_tx_seg *seg,
+			    struct siwx_tx_src *src, bool more)
+{
+	bool crc_on = conn->mpa.crc;
+	struct siwx_tx_vec v = {};
+	u32 crc = SIWX_CRC32C_INIT;
+	u32 left = seg->payload_len;
+	size_t tlen;
+	int rv;
+
+	siwx_tx_add_kbuf(conn, &v, seg->hdr, seg->hdr_len);
+	if (crc_on)
+		crc = siwx_crc32c(crc, seg->hdr, seg->hdr_len);
+	while (left) {
+		u32 elen, poff, n;
+		struct page *page;
+
+		if (src->idx >= src->n)
+			return -EFAULT;
+		elen = src->el[src->idx].len;
+		if (src->off == elen) {
+			src->idx++;
+			src->off = 0;
+			continue;
+		}
+		n = min(left, elen - src->off);
+		if (src->inl) {
+			const u8 *p = src->inl + src->off;
+
+			if (crc_on)
+				crc = siwx_crc32c(crc, p, n);
+			siwx_tx_add_kbuf(conn, &v, p, n);
+		} else {
+			void *va;
+
+			page = siwx_mr_page(src->el[src->idx].mr,
+					    src->el[src->idx].to + src->off,
+					    &poff);
+			if (!page)
+				return -EFAULT;
+			n = min_t(u32, n, PAGE_SIZE - poff);
+			if (crc_on) {
+				va = kmap_local_page(page);
+				crc = siwx_crc32c(crc, va + poff, n);
+				kunmap_local(va);
+			}
+			siwx_tx_add_page(conn, &v, page, poff, n);
+		}
+		src->off += n;
+		left -= n;
+		/* Keep room for a page-crossing trailer */
+		if (v.nb >= SIWX_TX_BVECS - 4) {
+			rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE);
+			if (rv)
+				return rv;
+			v.nb = 0;
+			v.len = 0;
+		}
+	}
+	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
+	siwx_tx_add_kbuf(conn, &v, conn->tx_trailer, tlen);
+	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0);
+}
+
+/* One RDMAP message, cut into FPDUs of at most MULPDU. */
+static int siwx_tx_message(struct siwx_conn *conn,
+			   const struct siwx_ddp_hdr *hdr, const u8 *rdmap,
+			   u32 rdmap_len, struct siwx_tx_src *src, u32 len,
+			   bool more)
+{
+	struct siwx_tx_msg m;
+	int rv;
+
+	src->idx = 0;
+	src->off = 0;
+	siwx_tx_msg_init(&m, hdr, rdmap, rdmap_len, len);
+	while (siwx_tx_next(&m, conn->mulpdu, &conn->seg)) {
+		rv = siwx_tx_put_fpdu(conn, &conn->seg, src,
+				      more || !conn->seg.last);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+static void siwx_tx_src_put(struct siwx_tx_src *src)
+{
+	u32 i;
+
+	for (i = 0; i < src->n; i++) {
+		if (src->el[i].mr)
+			siwx_mr_put(src->el[i].mr);
+		src->el[i].mr = NULL;
+	}
+	src->n = 0;
+	src->inl = NULL;
+}
+
+/* The SQE's payload (SGEs or inline) as a source; validates every SGE. */
+static int siwx_tx_src_sqe(struct siwx_conn *conn, const struct siwx_sqe *sqe,
+			   u32 *len)
+{
+	struct siwx_tx_src *src = &conn->src;
+	enum siwx_access_fault fault;
+	u64 total = 0;
+	u32 i;
+
+	memset(src, 0, sizeof(*src));
+	if (sqe->flags & SIWX_WQE_INLINE) {
+		if (sqe->num_sge > SIWX_MAX_INLINE)
+			return -EINVAL;
+		memcpy(conn->tx_inline, sqe->inline_data, sqe->num_sge);
+		src->inl = conn->tx_inline;
+		src->el[0].len = sqe->num_sge;
+		src->n = 1;
+		*len = sqe->num_sge;
+		return 0;
+	}
+	if (sqe->num_sge > SIWX_MAX_SGE)
+		return -EINVAL;
+	for (i = 0; i < sqe->num_sge; i++) {
+		const struct siwx_sge *sge = &sqe->sge[i];
+		struct siwx_mr *mr;
+
+		if (!sge->length)
+			continue;
+		mr = siwx_mr_get(conn->dev, sge->lkey);
+		if (!mr)
+			goto err;
+		if (siwx_mr_check(conn->qp, mr, 0, sge->addr, sge->length,
+				  &fault)) {
+			siwx_mr_put(mr);
+			goto err;
+		}
+		src->el[src->n].mr = mr;
+		src->el[src->n].to = sge->addr;
+		src->el[src->n].len = sge->length;
+		src->n++;
+		total += sge->length;
+	}
+	if (total > SIWX_MAX_MSG_SIZE) {
+		siwx_tx_src_put(src);
+		return -EINVAL;
+	}
+	*len = total;
+	return 0;
+err:
+	siwx_tx_src_put(src);
+	return -EACCES;
+}
+
+/* Local sink of a Read or an atomic result: one SGE we may write. */
+static int siwx_tx_check_sink(struct siwx_conn *conn,
+			      const struct siwx_sge *sge)
+{
+	enum siwx_access_fault fault;
+	struct siwx_mr *mr;
+	int rv;
+
+	if (!sge->length)
+		return 0;
+	mr = siwx_mr_get(conn->dev, sge->lkey);
+	if (!mr)
+		return -EACCES;
+	rv = siwx_mr_check(conn->qp, mr, IB_ACCESS_LOCAL_WRITE, sge->addr,
+			   sge->length, &fault);
+	siwx_mr_put(mr);
+	return rv;
+}
+
+void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes)
+{
+	struct siwx_sq_shadow *sh;
+
+	spin_lock_bh(&qp->sq_lock);
+	sh = &qp->sq_shadow[pos & (qp->sq.num - 1)];
+	sh->status = status;
+	sh->bytes = bytes;
+	sh->done = true;
+	spin_unlock_bh(&qp->sq_lock);
+	siwx_sq_complete(qp);
+}
+
+static int siwx_tx_imm(struct siwx_conn *conn, const struct siwx_sqe *sqe)
+{
+	struct siwx_ddp_hdr h = {
+		.opcode = sqe->flags & SIWX_WQE_SOLICITED ?
+			  SIWX_OP_IMM_SE : SIWX_OP_IMM,
+		.qn = SIWX_QN_SEND,
+		.msn = conn->tx_msn[SIWX_QN_SEND]++,
+	};
+	struct siwx_tx_src none = {};
+
+	return siwx_tx_message(conn, &h, sqe->imm, SIWX_IMM_LEN, &none, 0,
+			       false);
+}
+
+static bool siwx_sqe_has_payload(const struct siwx_sqe *sqe)
+{
+	u32 i;
+
+	if (sqe->flags & SIWX_WQE_INLINE)
+		return sqe->num_sge;
+	for (i = 0; i < sqe->num_sge && i < SIWX_MAX_SGE; i++)
+		if (sqe->sge[i].length)
+			return true;
+	return false;
+}
+
+static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
+{
+	const struct siwx_sqe *sqe = &conn->sqe;
+	bool sol = sqe->flags & SIWX_WQE_SOLICITED;
+	struct siwx_ddp_hdr h = {};
+	u32 len = 0;
+	int rv;
+
+	rv = siwx_tx_src_sqe(conn, sqe, &len);
+	if (rv)
+		return rv;
+	switch (sqe->opcode) {
+	case IB_UVERBS_WR_SEND:
+		h.opcode = sol ? SIWX_OP_SEND_SE : SIWX_OP_SEND;
+		break;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		h.opcode = sol ? SIWX_OP_SEND_SE_INVAL : SIWX_OP_SEND_INVAL;
+		h.inval_stag = sqe->rkey;
+		break;
+	default:
+		h.opcode = SIWX_OP_WRITE;
+		h.tagged = true;
+		h.stag = sqe->rkey;
+		h.to = sqe->raddr;
+		break;
+	}
+	if (!h.tagged) {
+		h.qn = SIWX_QN_SEND;
+		h.msn = conn->tx_msn[SIWX_QN_SEND]++;
+	}
+	rv = siwx_tx_message(conn, &h, NULL, 0, &conn->src, len,
+			     sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+	siwx_tx_src_put(&conn->src);
+	if (!rv && sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+		rv = siwx_tx_imm(conn, sqe);
+	if (rv)
+		return rv;
+	siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, len);
+	return 0;
+}
+
+static int siwx_tx_read(struct siwx_conn *conn, u32 pos)
+{
+	const struct siwx_sqe *sqe = &conn->sqe;
+	struct siwx_read_req r = {
+		.src_stag = sqe->rkey,
+		.src_to = sqe->raddr,
+	};
+	struct siwx_ddp_hdr h = {
+		.opcode = SIWX_OP_READ_REQ,
+		.qn = SIWX_QN_READ,
+	};
+	struct siwx_tx_src none = {};
+	struct siwx_rdq_entry *e;
+	u32 len;
+
+	if ((sqe->flags & SIWX_WQE_INLINE) || sqe->num_sge > SIWX_MAX_SGE_RD)
+		return -EINVAL;
+	if (sqe->num_sge) {
+		if (siwx_tx_check_sink(conn, &sqe->sge[0]))
+			return -EACCES;
+		r.sink_stag = sqe->sge[0].lkey;
+		r.sink_to = sqe->sge[0].addr;
+		r.size = sqe->sge[0].length;
+	}
+	spin_lock_bh(&conn->rdq_lock);
+	e = siwx_rdq_push(&conn->orq, SIWX_RDQ_READ, pos);
+	if (e)
+		e->u.read = r;
+	spin_unlock_bh(&conn->rdq_lock);
+	if (!e)
+		return -EIO;
+	len = siwx_read_req_encode(&r, conn->tx_rdmap);
+	h.msn = conn->tx_msn[SIWX_QN_READ]++;
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+}
+
+static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
+{
+	const struct siwx_sqe *sqe = &conn->sqe;
+	struct siwx_ddp_hdr h = {
+		.opcode = SIWX_OP_ATOMIC_REQ,
+		.qn = SIWX_QN_READ,
+	};
+	struct siwx_tx_src none = {};
+	struct siwx_atomic_req r;
+	struct siwx_rdq_entry *e;
+	u32 id = conn->atomic_id++;
+	u32 len;
+
+	if ((sqe->flags & SIWX_WQE_INLINE) || sqe->num_sge != 1 ||
+	    sqe->sge[0].length < sizeof(u64) || (sqe->raddr & 7))
+		return -EINVAL;
+	if (siwx_tx_check_sink(conn, &sqe->sge[0]))
+		return -EACCES;
+	if (sqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	    sqe->opcode == IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+		siwx_atomic_req_fetch_add(&r, id, sqe->rkey, sqe->raddr,
+					  sqe->add_swap, sqe->add_swap_mask);
+	else
+		siwx_atomic_req_cmp_swap(&r, id, sqe->rkey, sqe->raddr,
+					 sqe->compare, sqe->compare_mask,
+					 sqe->add_swap, sqe->add_swap_mask);
+	spin_lock_bh(&conn->rdq_lock);
+	e = siwx_rdq_push(&conn->orq, SIWX_RDQ_ATOMIC, pos);
+	if (e) {
+		e->u.atomic = r;
+		conn->orq_sink[e - conn->orq.ent] = sqe->sge[0];
+	}
+	spin_unlock_bh(&conn->rdq_lock);
+	if (!e)
+		return -EIO;
+	len = siwx_atomic_req_encode(&r, conn->tx_rdmap);
+	h.msn = conn->tx_msn[SIWX_QN_READ]++;
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+}
+
+static bool siwx_op_uses_orq(u8 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
+{
+	const struct siwx_sqe *sqe = &conn->sqe;
+	int rv;
+
+	switch (sqe->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		rv = siwx_tx_send_write(conn, pos);
+		break;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		/* Only the zero-length form: a lone Immediate Data message */
+		if (siwx_sqe_has_payload(sqe)) {
+			rv = -EINVAL;
+			break;
+		}
+		rv = siwx_tx_imm(conn, sqe);
+		if (!rv)
+			siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);
+		break;
+	case IB_UVERBS_WR_RDMA_READ:
+		rv = siwx_tx_read(conn, pos);
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		rv = siwx_tx_atomic(conn, pos);
+		break;
+	default:
+		/* LOCAL_INV (no MR invalidation yet), BIND_MW, ... */
+		rv = -EOPNOTSUPP;
+		break;
+	}
+	if (rv == -EACCES || rv == -EINVAL || rv == -EOPNOTSUPP) {
+		/* A local error: the WR fails, the QP goes to ERROR */
+		siwx_sq_mark_done(conn->qp, pos,
+				  rv == -EACCES ? SIWX_WC_LOC_PROT_ERR :
+				  rv == -EINVAL ? SIWX_WC_LOC_LEN_ERR :
+						  SIWX_WC_LOC_QP_OP_ERR, 0);
+	}
+	return rv;
+}
+
+/* Take the next SQE, if any and if it may go now. */
+static int siwx_tx_sq(struct siwx_conn *conn)
+{
+	struct siwx_qp *qp = conn->qp;
+	u32 mask = qp->sq.num - 1;
+	struct siwx_sq_shadow *sh;
+	struct siwx_sqe *sqe;
+	bool stall = false;
+	u32 pos;
+	int rv;
+
+	spin_lock_bh(&qp->sq_lock);
+	pos = qp->sq_tx;
+	if (pos - qp->sq_done >= qp->sq.num) {
+		spin_unlock_bh(&qp->sq_lock);
+		return SIWX_TX_STALL;
+	}
+	sqe = &qp->sqe[pos & mask];
+	if (!(siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID))) {
+		spin_unlock_bh(&qp->sq_lock);
+		return SIWX_TX_IDLE;
+	}
+	memcpy(&conn->sqe, sqe, sizeof(conn->sqe));
+	spin_unlock_bh(&qp->sq_lock);
+
+	spin_lock_bh(&conn->rdq_lock);
+	if (siwx_op_uses_orq(conn->sqe.opcode) && siwx_rdq_full(&conn->orq))
+		stall = true;
+	if ((conn->sqe.flags & SIWX_WQE_FENCE) && conn->orq.count)
+		stall = true;
+	spin_unlock_bh(&conn->rdq_lock);
+	if (stall)
+		return SIWX_TX_STALL;
+
+	spin_lock_bh(&qp->sq_lock);
+	sh = &qp->sq_shadow[pos & mask];
+	sh->id = conn->sqe.id;
+	sh->opcode = siwx_wr_to_wc_opcode(conn->sqe.opcode);
+	sh->status = SIWX_WC_SUCCESS;
+	sh->bytes = 0;
+	sh->signalled = (conn->sqe.flags & SIWX_WQE_SIGNALLED) || qp->sig_all;
+	sh->done = false;
+	qp->sq_tx = pos + 1;
+	spin_unlock_bh(&qp->sq_lock);
+
+	rv = siwx_tx_sqe_exec(conn, pos);
+	return rv ? rv : SIWX_TX_DID;
+}
+
+static int siwx_tx_read_resp(struct siwx_conn *conn,
+			     const struct siwx_read_req *r)
+{
+	struct siwx_ddp_hdr h = {
+		.opcode = SIWX_OP_READ_RESP,
+		.tagged = true,
+		.stag = r->sink_stag,
+		.to = r->sink_to,
+	};
+	struct siwx_tx_src *src = &conn->src;
+	enum siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
+	struct siwx_mr *mr = NULL;
+	int rv;
+
+	memset(src, 0, sizeof(*src));
+	if (r->size) {
+		mr = siwx_mr_get(conn->dev, r->src_stag);
+		if (!mr || siwx_mr_check(conn->qp, mr, IB_ACCESS_REMOTE_READ,
+					 r->src_to, r->size, &fault)) {
+			/* Deregistered since the request was accepted */
+			if (mr)
+				siwx_mr_put(mr);
+			struct siwx_term cause =
+				siwx_term_for_access(SIWX_ACCESS_READ_SOURCE,
+						     fault);
+
+			siwx_term_hdr_build(&conn->term, cause, 0, NULL, 0,
+					    NULL);
+			siwx_set_term_pending(conn);
+			return 0;
+		}
+		src->el[0].mr = mr;
+		src->el[0].to = r->src_to;
+		src->el[0].len = r->size;
+		src->n = 1;
+	}
+	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size, false);
+	siwx_tx_src_put(src);
+	return rv;
+}
+
+static int siwx_tx_atomic_resp(struct siwx_conn *conn, u32 req_id, u64 orig)
+{
+	struct siwx_atomic_resp resp = { .req_id = req_id, .orig = orig };
+	struct siwx_ddp_hdr h = {
+		.opcode = SIWX_OP_ATOMIC_RESP,
+		.qn = SIWX_QN_ATOMIC_RESP,
+		.msn = conn->tx_msn[SIWX_QN_ATOMIC_RESP]++,
+	};
+	struct siwx_tx_src none = {};
+	u32 len = siwx_atomic_resp_encode(&resp, conn->tx_rdmap);
+
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+}
+
+static bool siwx_tx_resp_ready(struct siwx_conn *conn)
+{
+	struct siwx_rdq_entry *e;
+	bool ready;
+
+	spin_lock_bh(&conn->rdq_lock);
+	e = siwx_rdq_head(&conn->irq);
+	ready = e && conn->irq_ready[e - conn->irq.ent];
+	spin_unlock_bh(&conn->rdq_lock);
+	return ready;
+}
+
+static int siwx_tx_responses(struct siwx_conn *conn)
+{
+	struct siwx_rdq_entry *e, ent;
+	u32 idx;
+	u64 orig;
+	int rv;
+
+	for (;;) {
+		if (siwx_term_is_pending(conn))
+			return 0;
+		spin_lock_bh(&conn->rdq_lock);
+		e = siwx_rdq_head(&conn->irq);
+		if (!e || !conn->irq_ready[e - conn->irq.ent]) {
+			spin_unlock_bh(&conn->rdq_lock);
+			return 0;
+		}
+		idx = e - conn->irq.ent;
+		ent = *e;
+		orig = conn->irq_orig[idx];
+		/*
+		 * Free the IRD slot before the response goes out: the
+		 * requester may issue its next request as soon as the
+		 * response arrives, possibly before this thread runs again.
+		 */
+		conn->irq_ready[idx] = false;
+		siwx_rdq_pop(&conn->irq);
+		spin_unlock_bh(&conn->rdq_lock);
+
+		if (ent.kind == SIWX_RDQ_READ)
+			rv = siwx_tx_read_resp(conn, &ent.u.read);
+		else
+			rv = siwx_tx_atomic_resp(conn, ent.u.atomic.req_id,
+						 orig);
+		if (rv)
+			return rv;
+	}
+}
+
+static void siwx_tx_terminate(struct siwx_conn *conn)
+{
+	struct siwx_ddp_hdr h = {
+		.opcode = SIWX_OP_TERMINATE,
+		.qn = SIWX_QN_TERM,
+		.msn = conn->tx_msn[SIWX_QN_TERM]++,
+	};
+	struct siwx_tx_src none = {};
+	u32 len = siwx_term_hdr_encode(&conn->term, conn->tx_rdmap);
+
+	siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+}
+
+static bool siwx_tx_more(struct siwx_conn *conn)
+{
+	struct siwx_qp *qp = conn->qp;
+	u32 pos = READ_ONCE(qp->sq_tx);
+	struct siwx_sqe *sqe = &qp->sqe[pos & (qp->sq.num - 1)];
+
+	if (siwx_term_is_pending(conn) || siwx_tx_resp_ready(conn))
+		return true;
+	if (pos - READ_ONCE(qp->sq_done) >= qp->sq.num)
+		return false;
+	return siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID);
+}
+
+void siwx_tx_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      tx_work);
+	struct siwx_qp *qp = conn->qp;
+	int rv;
+
+	if (!qp)
+		return;
+	WRITE_ONCE(qp->sq_ctrl->tx_active, 1);
+	for (;;) {
+		if (READ_ONCE(conn->tx_stop))
+			return;
+		if (siwx_term_is_pending(conn)) {
+			siwx_tx_terminate(conn);
+			WRITE_ONCE(conn->tx_stop, true);
+			siwx_conn_close(conn, true);
+			return;
+		}
+		rv = siwx_tx_responses(conn);
+		if (rv)
+			break;
+		if (siwx_term_is_pending(conn))
+			continue;
+		rv = siwx_tx_sq(conn);
+		if (rv < 0)
+			break;
+		if (rv == SIWX_TX_DID)
+			continue;
+		if (rv == SIWX_TX_STALL)
+			return;
+		/* Idle: the abi.h protocol against a doorbell we'd miss */
+		WRITE_ONCE(qp->sq_ctrl->tx_active, 0);
+		/* Clear before the re-check; pairs with the provider's */
+		smp_mb();
+		if (!siwx_tx_more(conn))
+			return;
+		WRITE_ONCE(qp->sq_ctrl->tx_active, 1);
+	}
+	WRITE_ONCE(conn->tx_stop, true);
+	siwx_conn_close(conn, true);
+}
