@@ -148,31 +148,40 @@ static void siwx_rx_fault(struct siwx_conn *conn, enum siwx_access_kind kind,
 			    read_req);
 }
 
+/*
+ * A tagged segment (RDMA Write, or Read Response into our sink) places
+ * into the MR its STag names: PD, rights and bounds checked first, the MR
+ * held until the segment ends.
+ */
+static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
+{
+	const struct siwx_rx_seg *seg = &conn->rx.seg;
+	enum siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
+	struct siwx_mr *mr = siwx_mr_get(conn->dev, seg->ddp.stag);
+
+	if (mr && siwx_mr_check(conn->qp, mr, access, seg->ddp.to,
+				seg->payload_len, &fault)) {
+		siwx_mr_put(mr);
+		mr = NULL;
+	}
+	if (!mr) {
+		siwx_rx_fault(conn, SIWX_ACCESS_WRITE, fault, false);
+		return;
+	}
+	conn->rx_mr = mr;
+}
+
 static void siwx_rx_segment(struct siwx_conn *conn)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
-	struct siwx_qp *qp = conn->qp;
-	enum siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
 	struct siwx_rdq_entry *e;
 	struct siwx_sgl_pos pos;
 	struct siwx_term err;
-	struct siwx_mr *mr;
 	bool complete;
 
 	switch (seg->ddp.opcode) {
 	case SIWX_OP_WRITE:
-		mr = siwx_mr_get(conn->dev, seg->ddp.stag);
-		if (mr && siwx_mr_check(qp, mr, IB_ACCESS_REMOTE_WRITE,
-					seg->ddp.to, seg->payload_len,
-					&fault)) {
-			siwx_mr_put(mr);
-			mr = NULL;
-		}
-		if (!mr) {
-			siwx_rx_fault(conn, SIWX_ACCESS_WRITE, fault, false);
-			return;
-		}
-		conn->rx_mr = mr;
+		siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
 		return;
 	case SIWX_OP_READ_RESP:
 		spin_lock_bh(&conn->rdq_lock);
@@ -188,20 +197,8 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 			return;
 		}
 		conn->rx_resp_done = complete;
-		if (!seg->payload_len)
-			return;
-		mr = siwx_mr_get(conn->dev, seg->ddp.stag);
-		if (mr && siwx_mr_check(qp, mr, IB_ACCESS_LOCAL_WRITE,
-					seg->ddp.to, seg->payload_len,
-					&fault)) {
-			siwx_mr_put(mr);
-			mr = NULL;
-		}
-		if (!mr) {
-			siwx_rx_fault(conn, SIWX_ACCESS_WRITE, fault, false);
-			return;
-		}
-		conn->rx_mr = mr;
+		if (seg->payload_len)
+			siwx_rx_tagged_target(conn, IB_ACCESS_LOCAL_WRITE);
 		return;
 	case SIWX_OP_SEND:
 	case SIWX_OP_SEND_INVAL:

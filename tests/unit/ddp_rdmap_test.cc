@@ -24,24 +24,6 @@ Bytes EncodeMessage(const siwx_ddp_hdr& hdr, const Bytes& rdmap_hdr, const Bytes
     return out;
 }
 
-siwx_ddp_hdr UntaggedHdr(uint8_t op, uint32_t qn, uint32_t msn, uint32_t inval = 0) {
-    siwx_ddp_hdr h{};
-    h.opcode = op;
-    h.qn = qn;
-    h.msn = msn;
-    h.inval_stag = inval;
-    return h;
-}
-
-siwx_ddp_hdr TaggedHdr(uint8_t op, uint32_t stag, uint64_t to) {
-    siwx_ddp_hdr h{};
-    h.opcode = op;
-    h.tagged = true;
-    h.stag = stag;
-    h.to = to;
-    return h;
-}
-
 const Bytes kPayload = {'h', 'e', 'l', 'l', 'o'};
 
 TEST(Wire, RdmaWrite) {

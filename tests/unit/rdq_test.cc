@@ -12,23 +12,10 @@ const siwx_term kNoBuffer = {SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_U
 const siwx_term kInvalidStag = {SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_INVALID_STAG};
 const siwx_term kBounds = {SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_BASE_BOUNDS};
 
-siwx_ddp_hdr Req(uint8_t op, uint32_t msn) {
-    siwx_ddp_hdr h{};
-    h.opcode = op;
-    h.qn = SIWX_QN_READ;
-    h.msn = msn;
-    h.last = true;
-    return h;
-}
+siwx_ddp_hdr Req(uint8_t op, uint32_t msn) { return UntaggedHdr(op, SIWX_QN_READ, msn, 0, true); }
 
 siwx_ddp_hdr Resp(uint32_t stag, uint64_t to, bool last) {
-    siwx_ddp_hdr h{};
-    h.opcode = SIWX_OP_READ_RESP;
-    h.tagged = true;
-    h.stag = stag;
-    h.to = to;
-    h.last = last;
-    return h;
+    return TaggedHdr(SIWX_OP_READ_RESP, stag, to, last);
 }
 
 TEST(Rdq, ResponderRefusesBeyondIrd) {

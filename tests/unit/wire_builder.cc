@@ -51,6 +51,26 @@ Bytes Tagged(bool last, uint8_t opcode, uint32_t stag, uint64_t to) {
     return Cat({Ctrl(true, last, opcode), Be32(stag), Be64(to)});
 }
 
+siwx_ddp_hdr UntaggedHdr(uint8_t op, uint32_t qn, uint32_t msn, uint32_t inval, bool last) {
+    siwx_ddp_hdr h{};
+    h.opcode = op;
+    h.qn = qn;
+    h.msn = msn;
+    h.inval_stag = inval;
+    h.last = last;
+    return h;
+}
+
+siwx_ddp_hdr TaggedHdr(uint8_t op, uint32_t stag, uint64_t to, bool last) {
+    siwx_ddp_hdr h{};
+    h.opcode = op;
+    h.tagged = true;
+    h.stag = stag;
+    h.to = to;
+    h.last = last;
+    return h;
+}
+
 std::string Hex(const Bytes& b) {
     std::string s;
     char buf[4];

@@ -34,6 +34,11 @@ Bytes Untagged(bool last, uint8_t opcode, uint32_t qn, uint32_t msn, uint32_t mo
                uint32_t inval = 0);
 Bytes Tagged(bool last, uint8_t opcode, uint32_t stag, uint64_t to);
 
+// Decoded DDP headers, as the core's encoders and queues take them.
+siwx_ddp_hdr UntaggedHdr(uint8_t op, uint32_t qn, uint32_t msn, uint32_t inval = 0,
+                         bool last = false);
+siwx_ddp_hdr TaggedHdr(uint8_t op, uint32_t stag, uint64_t to, bool last = false);
+
 std::string Hex(const Bytes& b);
 
 // Feed a byte stream to a parser in chunks of @chunk octets (0: all at
