@@ -57,12 +57,15 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 	/* The CQE before reading the armed state: no missed event */
 	smp_mb();
 	notify = READ_ONCE(cq->ctrl->notify);
-	if (notify == SIWX_NOTIFY_NEXT ||
-	    (notify == SIWX_NOTIFY_SOLICITED &&
-	     ((ci->flags & SIWX_CQE_SOLICITED) || ci->status))) {
-		WRITE_ONCE(cq->ctrl->notify, SIWX_NOTIFY_NONE);
+	/*
+	 * Disarm only the state we saw: user space may arm again at any
+	 * time, and a blind store would lose that.
+	 */
+	if ((notify == SIWX_NOTIFY_NEXT ||
+	     (notify == SIWX_NOTIFY_SOLICITED &&
+	      ((ci->flags & SIWX_CQE_SOLICITED) || ci->status))) &&
+	    cmpxchg(&cq->ctrl->notify, notify, SIWX_NOTIFY_NONE) == notify)
 		event = true;
-	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (event && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);

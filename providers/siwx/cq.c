@@ -116,5 +116,13 @@ int siwx_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 			 solicited_only ? SIWX_NOTIFY_SOLICITED :
 					  SIWX_NOTIFY_NEXT,
 			 __ATOMIC_RELEASE);
+	/*
+	 * The caller polls next. The kernel writes a CQE, then (full
+	 * barrier) reads notify; we write notify, then must not read the
+	 * ring before that store is visible, or both sides can miss each
+	 * other: the kernel sees no arm, we see no CQE, and the consumer
+	 * sleeps on an event that never comes.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
