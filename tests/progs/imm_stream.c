@@ -20,6 +20,18 @@
  *   B. one with IBV_SEND_SOLICITED must wake it (the CQ stays armed from A),
  *   C. re-armed for any completion, an unsolicited one must wake it.
  *
+ * Interleaved mode (--interleave): the client mixes Sends with payload
+ * (0 to RECV_BUF bytes) and write-with-imm (zero-length and with payload)
+ * in a deterministic pattern of (seed, sequence), some with
+ * IBV_SEND_SOLICITED. Both consume receives of the same RQ: RFC 7306
+ * section 7 orders Immediate Data with the Sends as RFC 5040 section 5.5
+ * orders Sends among themselves, so the server must see exactly the
+ * posting order: each completion's opcode (IBV_WC_RECV or
+ * IBV_WC_RECV_RDMA_WITH_IMM), byte_len, imm_data (and IBV_WC_WITH_IMM only
+ * on the latter), the receive it consumed (the RQ's next one, in posting
+ * order), a Send's payload byte by byte with the rest of its receive
+ * buffer untouched, and a write's placed bytes.
+ *
  * --ex posts through the extended API (ibv_qp_ex, ibv_wr_rdma_write_imm).
  * Both ends exit 0 only when every check passed on both sides.
  */
@@ -39,6 +51,7 @@
 #define IMM_MAGIC 0x5349575849524d31ULL	/* "SIWXIRM1" */
 #define MODE_STREAM 1
 #define MODE_SOLICITED 2
+#define MODE_INTERLEAVE 3
 #define GUARD 4096u			/* checked bytes after each write */
 #define CANARY 0xa5
 #define RECV_BUF 64u			/* per receive; must stay untouched */
@@ -60,6 +73,7 @@ struct opts {
 	int timeout_ms;
 	bool ex;
 	bool solicited;
+	bool interleave;
 };
 
 /* What the client asks for in its connect private data. */
@@ -82,7 +96,7 @@ struct ctx {
 	uint32_t rkey;
 	unsigned int cq_events;		/* to ack before destroying */
 	/* Statistics. */
-	uint64_t bytes, nzero, none, nmax, nodd;
+	uint64_t bytes, nzero, none, nmax, nodd, nsend;
 };
 
 /* Sizes: deterministic in (seed, seq); 0, 1, odd and max always occur. */
@@ -106,6 +120,43 @@ static uint32_t write_size(uint64_t seed, uint64_t seq, uint32_t max)
 	default: v = (r >> 8) % ((uint64_t)max + 1); break;
 	}
 	return v > max ? max : (uint32_t)v;
+}
+
+/*
+ * Interleaved mode: what message @seq is. The first eight cover every
+ * neighbour pair of Send, write-with-imm and zero-length write-with-imm;
+ * then the kind follows (seed, seq).
+ */
+enum il_kind { IL_SEND, IL_WIMM, IL_WIMM0 };
+
+static enum il_kind il_kind(uint64_t seed, uint64_t seq)
+{
+	static const enum il_kind first[] = { IL_SEND, IL_WIMM, IL_SEND,
+					      IL_SEND, IL_WIMM0, IL_WIMM,
+					      IL_WIMM0, IL_SEND };
+
+	if (seq < sizeof(first) / sizeof(first[0]))
+		return first[seq];
+	return (enum il_kind)(tp_mix(seed ^ 0x11, seq) % 3);
+}
+
+static uint32_t il_len(uint64_t seed, uint64_t seq, uint32_t max)
+{
+	uint64_t r = tp_mix(seed ^ 0x22, seq);
+
+	switch (il_kind(seed, seq)) {
+	case IL_SEND:
+		return seq == 3 ? 0 : (uint32_t)(r % (RECV_BUF + 1));
+	case IL_WIMM:
+		return 1 + (uint32_t)(r % max);
+	default:
+		return 0;
+	}
+}
+
+static bool il_solicited(uint64_t seed, uint64_t seq)
+{
+	return (tp_mix(seed ^ 0x33, seq) & 3) == 0;
 }
 
 static uint32_t pat_word(uint64_t seq, uint32_t i)
@@ -171,7 +222,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: siwx-imm-stream -s [-p PORT] [-t SEC] [--ex] [-v]\n"
 "       siwx-imm-stream -c ADDR [-p PORT] [-n N] [-w W] [-m MAX] [-S SEED]\n"
-"                       [-t SEC] [--ex] [--solicited-test] [-v]\n"
+"                       [-t SEC] [--ex] [--solicited-test | --interleave]\n"
+"                       [-v]\n"
 "RDMA Write with Immediate Data checked byte by byte (see the source).\n"
 "  -s               server (one connection, then exit)\n"
 "  -c ADDR          client, connecting to ADDR\n"
@@ -183,6 +235,8 @@ static void usage(FILE *f)
 "  -t SEC           time limit of each wait (default 60)\n"
 "  --ex             post with the extended API (ibv_wr_rdma_write_imm)\n"
 "  --solicited-test solicited-event test instead of the stream\n"
+"  --interleave     Sends with payload interleaved with the writes, checked\n"
+"                   in posting order (-m: largest write)\n"
 "  -v               verbose\n"
 "The client chooses the mode and sizes; the server follows. Exit 0 only\n"
 "when every check passed.\n");
@@ -193,6 +247,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{ "ex", no_argument, NULL, 'x' },
 		{ "solicited-test", no_argument, NULL, 'L' },
+		{ "interleave", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -220,12 +275,14 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'x': o->ex = true; break;
 		case 'L': o->solicited = true; break;
+		case 'I': o->interleave = true; break;
 		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc || o->server == !!o->host) {
+	if (optind != argc || o->server == !!o->host ||
+	    (o->solicited && o->interleave)) {
 		usage(stderr);
 		exit(2);
 	}
@@ -423,6 +480,109 @@ static bool server_stream(struct ctx *x)
 	return send_msg(x, MSG_FINAL, x->p.n);
 }
 
+/* Interleaved mode: one Send's completion and the payload it delivered. */
+static bool check_send(struct ctx *x, const struct ibv_wc *wc, uint64_t seq,
+		       uint32_t len)
+{
+	uint8_t *b = (uint8_t *)x->rbuf.addr + wc->wr_id * RECV_BUF;
+	unsigned long before = tp_failures;
+	int64_t bad;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		tp_fail("message %" PRIu64 " (Send, %u bytes): completion "
+			"status %s (%d)", seq, len,
+			tp_wc_status_name(wc->status), wc->status);
+		return false;
+	}
+	if (wc->opcode != IBV_WC_RECV)
+		tp_fail("message %" PRIu64 " (Send, %u bytes): opcode %s (%d),"
+			" expected IBV_WC_RECV: completions out of posting "
+			"order?", seq, len, tp_wc_opcode_name(wc->opcode),
+			wc->opcode);
+	if (wc->wc_flags & IBV_WC_WITH_IMM)
+		tp_fail("message %" PRIu64 " (Send): IBV_WC_WITH_IMM set "
+			"(imm_data 0x%08x)", seq, wc->imm_data);
+	if (wc->byte_len != len)
+		tp_fail("message %" PRIu64 " (Send): byte_len %u, expected %u",
+			seq, wc->byte_len, len);
+	bad = pat_check(b, len, seq);
+	if (bad >= 0)
+		tp_fail("message %" PRIu64 " (Send, %u bytes): wrong payload "
+			"byte at offset %" PRId64 ": 0x%02x, expected 0x%02x",
+			seq, len, bad, b[bad], pat_byte(seq, (uint32_t)bad));
+	bad = canary_check(b + len, RECV_BUF - len);
+	if (bad >= 0)
+		tp_fail("message %" PRIu64 " (Send, %u bytes): receive buffer "
+			"written at offset %" PRId64 " past the payload", seq,
+			len, len + bad);
+	if (!post_recv_slot(x, (uint32_t)wc->wr_id))
+		return false;
+	return tp_failures == before;
+}
+
+/*
+ * Interleaved mode: every completion must be the next message in posting
+ * order (RFC 7306 section 7, RFC 5040 section 5.5), consuming the next
+ * receive of the RQ (slots are reposted in the order they complete, so
+ * message @seq takes slot seq % nrecv).
+ */
+static bool server_interleave(struct ctx *x)
+{
+	static const char *const kname[] = { "Send", "write-with-imm",
+					     "zero-length write-with-imm" };
+	uint64_t seq, nsend = 0;
+	struct ibv_wc wc;
+	int64_t bad;
+	bool ok;
+
+	for (seq = 0; seq < x->p.n; seq++) {
+		enum il_kind k = il_kind(x->p.seed, seq);
+		uint32_t len = il_len(x->p.seed, seq, (uint32_t)x->p.max);
+		bool last = seq + 1 == x->p.n;
+		int r = tp_poll(x->c.rcq, &wc, x->o.timeout_ms);
+
+		if (r <= 0) {
+			tp_fail("message %" PRIu64 " (%s): no completion "
+				"within %d ms", seq, kname[k], x->o.timeout_ms);
+			return false;
+		}
+		tp_vlog("message %" PRIu64 ": %s, %u bytes: opcode %s, "
+			"byte_len %u", seq, kname[k], len,
+			tp_wc_opcode_name(wc.opcode), wc.byte_len);
+		if (wc.status == IBV_WC_SUCCESS &&
+		    wc.wr_id != seq % x->nrecv)
+			tp_fail("message %" PRIu64 " (%s) consumed receive %"
+				PRIu64 ", expected %" PRIu64 " (RQ order)", seq,
+				kname[k], (uint64_t)wc.wr_id, seq % x->nrecv);
+		if (k == IL_SEND) {
+			ok = check_send(x, &wc, seq, len);
+			nsend++;
+		} else {
+			ok = check_imm(x, &wc, seq, len);
+		}
+		if (!ok) {
+			send_msg(x, MSG_WINDOW, seq + 1);	/* tells the failures */
+			return false;
+		}
+		x->bytes += k == IL_SEND ? len : 0;
+		if ((seq + 1) % x->p.window == 0 || last)
+			if (!send_msg(x, MSG_WINDOW, seq + 1))
+				return false;
+	}
+	bad = canary_check(x->data.addr, x->data.len);
+	if (bad >= 0)
+		tp_fail("stray write: buffer offset %" PRId64 " holds 0x%02x",
+			bad, ((uint8_t *)x->data.addr)[bad]);
+	if (ibv_poll_cq(x->c.rcq, 1, &wc) > 0)
+		tp_fail("an extra receive completion after the last message "
+			"(opcode %s, status %s)", tp_wc_opcode_name(wc.opcode),
+			tp_wc_status_name(wc.status));
+	tp_log("interleaved: %" PRIu64 " Sends and %" PRIu64
+	       " write-with-imm completed in posting order", nsend,
+	       x->p.n - nsend);
+	return send_msg(x, MSG_FINAL, x->p.n);
+}
+
 /* 1: a CQ event (acked, consumed); 0: none in @ms; -1: error. */
 static int wait_cq_event(struct ctx *x, int ms)
 {
@@ -535,7 +695,8 @@ static bool server_params(struct ctx *x)
 		return false;
 	}
 	x->p = (struct params){ w[1], w[2], w[3], w[4], w[5] };
-	if ((x->p.mode != MODE_STREAM && x->p.mode != MODE_SOLICITED) ||
+	if ((x->p.mode != MODE_STREAM && x->p.mode != MODE_SOLICITED &&
+	     x->p.mode != MODE_INTERLEAVE) ||
 	    !x->p.n || !x->p.window || x->p.window > 64 || !x->p.max ||
 	    x->p.max > (1u << 24)) {
 		tp_fail("unusable parameters from the client");
@@ -590,18 +751,21 @@ static int run_server(struct ctx *x)
 		return 1;
 	tp_log("client connected: %s, n=%" PRIu64 ", window %" PRIu64
 	       ", max %" PRIu64 " B, seed %" PRIu64 ", %s API",
-	       x->p.mode == MODE_SOLICITED ? "solicited test" : "stream",
+	       x->p.mode == MODE_SOLICITED ? "solicited test" :
+	       x->p.mode == MODE_INTERLEAVE ? "interleaved" : "stream",
 	       x->p.n, x->p.window, x->p.max, x->p.seed,
 	       x->o.ex ? "extended" : "classic");
 	t0 = tp_now_ms();
 	ok = x->p.mode == MODE_SOLICITED ? server_solicited(x) :
-					   server_stream(x);
+	     x->p.mode == MODE_INTERLEAVE ? server_interleave(x) :
+					    server_stream(x);
 	ok = ok && !tp_failures;
 	if (ok)
-		tp_log("PASS: server: %s: %" PRIu64 " write-with-imm completions"
+		tp_log("PASS: server: %s: %" PRIu64 " receive completions"
 		       " verified (status, opcode, imm order, byte_len, %" PRIu64
 		       " data bytes, guards), %.1f s",
-		       x->p.mode == MODE_SOLICITED ? "solicited test" : "stream",
+		       x->p.mode == MODE_SOLICITED ? "solicited test" :
+		       x->p.mode == MODE_INTERLEAVE ? "interleaved" : "stream",
 		       x->p.mode == MODE_SOLICITED ? 3 : x->p.n, x->bytes,
 		       (tp_now_ms() - t0) / 1000.0);
 	else
@@ -669,6 +833,66 @@ static bool client_stream(struct ctx *x)
 	return recv_msg(x, MSG_FINAL, x->p.n, "final verdict");
 }
 
+/* Interleaved mode: one window of Sends and writes, in pattern order. */
+static bool il_window(struct ctx *x, uint64_t first, uint64_t cnt)
+{
+	uint64_t s, stride = (uint64_t)x->p.max + RECV_BUF;
+	char what[64];
+	int r;
+
+	for (s = first; s < first + cnt; s++) {
+		enum il_kind k = il_kind(x->p.seed, s);
+		uint32_t len = il_len(x->p.seed, s, (uint32_t)x->p.max);
+		uint32_t slot = (uint32_t)(s % x->p.window);
+		uint8_t *src = (uint8_t *)x->data.addr + slot * stride;
+		unsigned int fl = IBV_SEND_SIGNALED;
+
+		if (il_solicited(x->p.seed, s))
+			fl |= IBV_SEND_SOLICITED;
+		pat_fill(src, len, s);
+		if (k == IL_SEND)
+			r = tp_post_send(&x->c, s, src, len, x->data.mr->lkey,
+					 fl);
+		else
+			r = tp_post_write_imm(&x->c, s, src, len,
+					      x->data.mr->lkey,
+					      x->raddr + slot * x->stride,
+					      x->rkey, (uint32_t)s, fl);
+		if (r) {
+			tp_fail("posting message %" PRIu64 " (%u bytes): %s", s,
+				len, strerror(r));
+			return false;
+		}
+		x->bytes += len;
+		x->nzero += len == 0;
+		x->nsend += k == IL_SEND;
+	}
+	for (s = first; s < first + cnt; s++) {
+		bool send = il_kind(x->p.seed, s) == IL_SEND;
+
+		snprintf(what, sizeof(what), "%s %" PRIu64,
+			 send ? "Send" : "write-with-imm", s);
+		if (!tp_wait_ok(x->c.scq, send ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
+				s, what, x->o.timeout_ms, NULL))
+			return false;
+	}
+	snprintf(what, sizeof(what), "acknowledgement of messages %" PRIu64
+		 "..%" PRIu64, first, first + cnt - 1);
+	return recv_msg(x, MSG_WINDOW, first + cnt, what);
+}
+
+static bool client_interleave(struct ctx *x)
+{
+	uint64_t s, cnt;
+
+	for (s = 0; s < x->p.n; s += cnt) {
+		cnt = x->p.n - s < x->p.window ? x->p.n - s : x->p.window;
+		if (!il_window(x, s, cnt))
+			return false;
+	}
+	return recv_msg(x, MSG_FINAL, x->p.n, "final verdict");
+}
+
 static bool client_sol_step(struct ctx *x, uint64_t seq, unsigned int flags,
 			    uint64_t kind, const char *phase)
 {
@@ -708,8 +932,10 @@ static bool client_setup(struct ctx *x)
 	x->raddr = w[1];
 	x->rkey = (uint32_t)w[2];
 	x->stride = w[3];
-	if (!tp_buf_alloc(&x->data, x->pd, (size_t)x->p.max * x->p.window,
-			  (size_t)x->p.max * x->p.window,
+	/* RECV_BUF more per slot: a Send's payload may exceed -m. */
+	if (!tp_buf_alloc(&x->data, x->pd,
+			  ((size_t)x->p.max + RECV_BUF) * x->p.window,
+			  ((size_t)x->p.max + RECV_BUF) * x->p.window,
 			  IBV_ACCESS_LOCAL_WRITE))
 		return false;
 	return post_recvs(x);
@@ -720,7 +946,8 @@ static int run_client(struct ctx *x)
 	uint64_t t0;
 	bool ok;
 
-	x->p = (struct params){ x->o.solicited ? MODE_SOLICITED : MODE_STREAM,
+	x->p = (struct params){ x->o.solicited ? MODE_SOLICITED :
+				x->o.interleave ? MODE_INTERLEAVE : MODE_STREAM,
 				x->o.n, x->o.seed, x->o.window, x->o.max };
 	if (x->o.solicited) {
 		x->p.n = 3;
@@ -729,12 +956,19 @@ static int run_client(struct ctx *x)
 	if (!client_setup(x))
 		return 1;
 	t0 = tp_now_ms();
-	ok = x->o.solicited ? client_solicited(x) : client_stream(x);
+	ok = x->o.solicited ? client_solicited(x) :
+	     x->o.interleave ? client_interleave(x) : client_stream(x);
 	ok = ok && !tp_failures;
 	if (ok && x->o.solicited)
 		tp_log("PASS: client: solicited test (%s API): unsolicited did "
 		       "not wake, solicited woke, re-armed any woke",
 		       x->o.ex ? "extended" : "classic");
+	else if (ok && x->o.interleave)
+		tp_log("PASS: client: %" PRIu64 " messages interleaved (%s API):"
+		       " %" PRIu64 " Sends, %" PRIu64 " write-with-imm, %" PRIu64
+		       " zero-length, %" PRIu64 " bytes", x->p.n,
+		       x->o.ex ? "extended" : "classic", x->nsend,
+		       x->p.n - x->nsend, x->nzero, x->bytes);
 	else if (ok)
 		tp_log("PASS: client: %" PRIu64 " write-with-imm (%s API), %"
 		       PRIu64 " bytes, sizes 0..%" PRIu64 " (%" PRIu64
