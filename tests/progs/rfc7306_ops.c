@@ -22,12 +22,22 @@
  * --mode foreign: the responder is a device without RFC 7306 (upstream
  *   siw): a FetchAdd, a CmpSwap, and a write-with-imm followed by an RDMA
  *   Read, each on its own connection. siw answers the unknown RDMAP
- *   opcode with a Terminate (RDMAP, Remote Operation, Unexpected OpCode)
- *   and drops the connection. The requester's statuses must be exactly
- *   the expected ones (defaults: what the README promises for siwx, see
- *   --expect), the QP must be in ERROR afterwards (a later Send is
- *   flushed), nothing may hang, and the server must survive, see no
- *   successful receive and find its atomic targets unchanged.
+ *   opcode with a Terminate and drops the connection. The requester's
+ *   statuses must be exactly the expected ones, the QP must be in ERROR
+ *   afterwards (a later Send is flushed), nothing may hang, and the
+ *   server must survive, see no successful receive and find its atomic
+ *   targets unchanged. Default expectations (siwx, README "A Terminate
+ *   from the peer"):
+ *     fa, cas    IBV_WC_REM_OP_ERR: the Terminate completes the oldest
+ *                outstanding Read/Atomic, the refused request itself.
+ *     wimm       IBV_WC_SUCCESS: an RDMA Write completes once sent;
+ *                Immediate Data has no response (RFC 7306 section 6), so
+ *                the refusal cannot reach this completion.
+ *     wimm-read  IBV_WC_REM_OP_ERR: siw echoes no header in its
+ *                Terminate (HdrCt 0), so siwx cannot tell that the
+ *                refused message was the Immediate Data and completes the
+ *                oldest outstanding Read with the error, although siw
+ *                never saw that Read (it stopped at the Immediate Data).
  *
  * The server serves connections until the client's last one (the client
  * says in its connect private data which one that is).
@@ -201,7 +211,7 @@ static void usage(FILE *f)
 "  --expect C=S     foreign mode: the requester status of case C (fa, cas,\n"
 "                   wimm, wimm-read: the Read posted after the write-with-\n"
 "                   imm); defaults fa=cas=REM_OP_ERR, wimm=SUCCESS,\n"
-"                   wimm-read=WR_FLUSH_ERR\n"
+"                   wimm-read=REM_OP_ERR (see the source)\n"
 "  -t SEC           time limit of each wait (default 60)\n"
 "  -v               verbose\n");
 }
@@ -221,7 +231,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->fexp[F_FA] = IBV_WC_REM_OP_ERR;
 	o->fexp[F_CAS] = IBV_WC_REM_OP_ERR;
 	o->fexp[F_WIMM] = IBV_WC_SUCCESS;
-	o->fexp[F_WIMM_READ] = IBV_WC_WR_FLUSH_ERR;
+	o->fexp[F_WIMM_READ] = IBV_WC_REM_OP_ERR;
 	while ((ch = getopt_long(argc, argv, "sc:p:t:vh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->server = true; break;
