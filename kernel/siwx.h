@@ -43,6 +43,8 @@
  * land in a single local SGE.
  */
 #define SIWX_MAX_SGE_RD		1
+/* Pages of one fast registration (alloc_mr's max_num_sg) */
+#define SIWX_MAX_FR_PAGES	512
 
 /*
  * An STag is 32 bits: the upper 24 select the memory region (index into
@@ -128,6 +130,9 @@ struct siwx_srq {
 	u32 max_sge;
 	u32 limit;
 	bool armed;
+	/* Kernel ULPs: producer position (siwx_post.c) */
+	spinlock_t post_lock;	/* IRQ-safe: ULPs post from any context */
+	u32 prod;
 };
 
 /* What the kernel remembers of an SQE it took until it completes. */
@@ -138,6 +143,9 @@ struct siwx_sq_shadow {
 	u8 status;		/* enum siwx_wc_status */
 	bool signalled;
 	bool done;
+	/* RDMA Read with Invalidate: the local STag to invalidate */
+	bool inval;
+	u32 inval_stag;
 };
 
 struct siwx_conn;
@@ -187,6 +195,17 @@ struct siwx_qp {
 	u32 rq_pos;
 	struct siwx_conn *conn;
 	bool dp_active;
+
+	/* Kernel ULPs: producer positions of the rings (siwx_post.c) */
+	spinlock_t post_lock;	/* IRQ-safe: ULPs post from any context */
+	u32 sq_prod;
+	u32 rq_prod;
+};
+
+enum siwx_mr_kind {
+	SIWX_MR_USER,		/* pinned user pages (reg_user_mr) */
+	SIWX_MR_DMA,		/* kernel virtual addresses (get_dma_mr) */
+	SIWX_MR_FAST,		/* fast registration (alloc_mr, REG_MR) */
 };
 
 struct siwx_mr {
@@ -194,12 +213,21 @@ struct siwx_mr {
 	/* Lookups by STag take a reference; dereg waits for them */
 	struct kref ref;
 	struct completion released;
+	enum siwx_mr_kind kind;
+	/*
+	 * STag, rights, bounds and validity change only for SIWX_MR_FAST
+	 * (REG_MR, invalidation), under the xarray lock of dev->mrs.
+	 */
 	u32 stag;
 	int access;
-	/* User memory: pinned pages; NULL for a DMA MR (kernel VAs) */
+	bool valid;
 	struct ib_umem *umem;
+	/* User and fast-registered memory: its pages; a DMA MR has none */
 	struct page **pages;
 	unsigned long npages;
+	/* SIWX_MR_FAST: room in pages[], and pages set by map_mr_sg */
+	unsigned long max_pages;
+	unsigned long mapped;
 	/* Tagged offset of the first byte and its offset in pages[0] */
 	u64 iova;
 	u64 length;
@@ -296,6 +324,7 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int siwx_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
+void siwx_qp_event(struct siwx_qp *qp, enum ib_event_type type);
 void siwx_qp_get(struct siwx_qp *qp);
 void siwx_qp_put(struct siwx_qp *qp);
 
@@ -310,8 +339,6 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 int siwx_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
-void siwx_drain_sq(struct ib_qp *ibqp);
-void siwx_drain_rq(struct ib_qp *ibqp);
 
 /* siwx_srq.c */
 int siwx_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
@@ -326,8 +353,13 @@ struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *siwx_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int siwx_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
 struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag);
 void siwx_mr_put(struct siwx_mr *mr);
+int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access);
 struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
 
 /* siwx_comp.c */
@@ -346,6 +378,7 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 u8 siwx_wr_to_wc_opcode(u8 wr_opcode);
 void siwx_sq_complete(struct siwx_qp *qp);
 void siwx_qp_flush(struct siwx_qp *qp);
+void siwx_qp_flush_final(struct siwx_qp *qp);
 void siwx_qp_doorbell(struct siwx_qp *qp);
 
 /* siwx_conn.c */

@@ -78,7 +78,10 @@ u8 siwx_wr_to_wc_opcode(u8 wr_opcode)
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		return SIWX_WC_RDMA_WRITE;
 	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
 		return SIWX_WC_RDMA_READ;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
 		return SIWX_WC_COMP_SWAP;
@@ -101,6 +104,12 @@ static void siwx_sq_post_shadow(struct siwx_qp *qp,
 		.opcode = sh->opcode,
 		.status = sh->status,
 	};
+	enum siwx_access_fault fault;
+
+	/* Read with Invalidate: the sink goes once its data is placed */
+	if (sh->inval && !sh->status &&
+	    siwx_mr_invalidate(qp, sh->inval_stag, &fault))
+		ci.status = SIWX_WC_LOC_PROT_ERR;
 
 	if (sh->signalled || sh->status)
 		siwx_cq_post(qp->scq, qp, &ci);
@@ -183,8 +192,21 @@ void siwx_qp_flush(struct siwx_qp *qp)
 }
 
 /*
- * The doorbell (a post_send without WRs): start the TX engine, or, in
- * ERROR with no connection left, flush what was posted.
+ * The QP is in ERROR for good (no connection left): from now on the
+ * provider rings the receive doorbell after posting (abi.h), so the
+ * flush that follows this, or that doorbell, completes every receive.
+ */
+void siwx_qp_flush_final(struct siwx_qp *qp)
+{
+	WRITE_ONCE(qp->sq_ctrl->rq_flush, 1);
+	/* rq_flush before reading the rings (pairs with the provider's) */
+	smp_mb();
+	siwx_qp_flush(qp);
+}
+
+/*
+ * The doorbells (a post_send or post_recv without WRs): start the TX
+ * engine, or, in ERROR with no connection left, flush what was posted.
  */
 void siwx_qp_doorbell(struct siwx_qp *qp)
 {
@@ -197,5 +219,5 @@ void siwx_qp_doorbell(struct siwx_qp *qp)
 		flush = true;	/* else the closing connection flushes */
 	spin_unlock_bh(&qp->sq_lock);
 	if (flush)
-		siwx_qp_flush(qp);
+		siwx_qp_flush_final(qp);
 }

@@ -197,21 +197,22 @@ void siwx_conn_close(struct siwx_conn *conn, bool abortive)
 {
 	struct siwx_qp *qp;
 	unsigned long flags;
+	bool first;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->closing) {
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return;
-	}
+	first = !conn->closing;
 	conn->closing = true;
-	conn->abortive = abortive;
+	if (abortive)
+		conn->abortive = true;
 	qp = conn->qp;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	/*
 	 * An abortive close (a Terminate, a socket error, modify to ERROR)
 	 * stops the data path now, not when the close work runs: whoever
 	 * sees the error completion that goes with it must find the QP in
-	 * ERROR, and nothing posted afterwards may go out.
+	 * ERROR, and nothing posted afterwards may go out. That holds for
+	 * one that overtakes a graceful close (SQD) still under way too:
+	 * ib_drain_qp() posts its marker right after moving to ERROR.
 	 */
 	if (abortive && qp) {
 		WRITE_ONCE(conn->tx_stop, true);
@@ -220,6 +221,8 @@ void siwx_conn_close(struct siwx_conn *conn, bool abortive)
 		spin_unlock_bh(&qp->sq_lock);
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 	}
+	if (!first)
+		return;
 	siwx_conn_get(conn);
 	queue_work(siwx_cm_wq, &conn->close_work);
 }
@@ -284,7 +287,7 @@ static void siwx_conn_close_work(struct work_struct *work)
 		qp->conn = NULL;
 		spin_unlock_bh(&qp->sq_lock);
 		/* What was posted while the connection went away. */
-		siwx_qp_flush(qp);
+		siwx_qp_flush_final(qp);
 	}
 	if (conn->established && conn->id) {
 		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_DISCONNECT,

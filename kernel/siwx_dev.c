@@ -60,8 +60,6 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.destroy_qp = siwx_destroy_qp,
 	.post_send = siwx_post_send,
 	.post_recv = siwx_post_recv,
-	.drain_sq = siwx_drain_sq,
-	.drain_rq = siwx_drain_rq,
 
 	.create_srq = siwx_create_srq,
 	.modify_srq = siwx_modify_srq,
@@ -69,6 +67,8 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.destroy_srq = siwx_destroy_srq,
 	.post_srq_recv = siwx_post_srq_recv,
 
+	.alloc_mr = siwx_alloc_mr,
+	.map_mr_sg = siwx_map_mr_sg,
 	.get_dma_mr = siwx_get_dma_mr,
 	.reg_user_mr = siwx_reg_user_mr,
 	.dereg_mr = siwx_dereg_mr,
@@ -148,8 +148,13 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 		sizeof(ibdev->node_desc));
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
-	/* The provider's doorbell is a zero-WR post_send */
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	/*
+	 * The provider's doorbells are a zero-WR post_send and, for a QP
+	 * flushed for good, a zero-WR post_recv (abi.h); ib_core leaves
+	 * both commands out of the default mask.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	ib_set_device_ops(ibdev, &siwx_dev_ops);
 
 	rv = ib_device_set_netdev(ibdev, netdev, 1);

@@ -6,7 +6,11 @@
  * that the data path turns a tagged offset into a page with one
  * division. A DMA MR (for kernel ULPs) has no pages: its tagged offsets
  * are kernel virtual addresses, which is what ib_core hands a device
- * without a DMA device of its own.
+ * without a DMA device of its own. A fast-registration MR (alloc_mr)
+ * gets its page array from map_mr_sg and becomes valid, with a new key,
+ * bounds and rights, when the TX engine executes the REG_MR work
+ * request; local invalidation, Read with Invalidate and a peer's Send
+ * with Invalidate (RFC 5040 section 5.3) make it invalid again.
  *
  * STags (siwx.h): index in dev->mrs << 8 | key. lkey and rkey are the
  * same STag. Lookups take a reference under the xarray lock; dereg
@@ -88,6 +92,15 @@ struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off)
 {
 	u64 rel;
 
+	if (mr->kind == SIWX_MR_DMA) {
+		void *va = (void *)(uintptr_t)to;
+
+		/* Only the linear map: what ib_dma_map_*() hands out here */
+		if (!virt_addr_valid(va))
+			return NULL;
+		*off = offset_in_page(va);
+		return virt_to_page(va);
+	}
 	if (!mr->pages || to < mr->iova || to - mr->iova >= mr->length)
 		return NULL;
 	rel = to - mr->iova + mr->first_offset;
@@ -111,6 +124,8 @@ struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access)
 		rv = -ENOMEM;
 		goto err_count;
 	}
+	mr->kind = SIWX_MR_DMA;
+	mr->valid = true;
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	rv = siwx_mr_add(dev, mr, access);
@@ -170,6 +185,8 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	rv = siwx_mr_collect_pages(mr);
 	if (rv)
 		goto err_umem;
+	mr->kind = SIWX_MR_USER;
+	mr->valid = true;
 	mr->iova = iova;
 	mr->length = length;
 	mr->first_offset = ib_umem_offset(mr->umem);
@@ -188,6 +205,139 @@ err_free:
 err_count:
 	atomic_dec(&dev->num_mr);
 	return ERR_PTR(rv);
+}
+
+struct ib_mr *siwx_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibpd->device);
+	struct siwx_mr *mr;
+	int rv;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SIWX_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		rv = -ENOMEM;
+		goto err_count;
+	}
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		rv = -ENOMEM;
+		goto err_free;
+	}
+	mr->kind = SIWX_MR_FAST;
+	mr->max_pages = max_num_sg;
+	/* Invalid until a REG_MR work request registers it */
+	rv = siwx_mr_add(dev, mr, 0);
+	if (rv)
+		goto err_pages;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_free:
+	kfree(mr);
+err_count:
+	atomic_dec(&dev->num_mr);
+	return ERR_PTR(rv);
+}
+
+static int siwx_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct siwx_mr *mr = to_siwx_mr(ibmr);
+	void *va = (void *)(uintptr_t)addr;
+
+	if (mr->mapped == mr->max_pages)
+		return -ENOMEM;
+	/* Without a DMA device, "DMA addresses" are linear-map addresses */
+	if (!virt_addr_valid(va))
+		return -EINVAL;
+	mr->pages[mr->mapped++] = virt_to_page(va);
+	return 0;
+}
+
+/*
+ * The page list for the next REG_MR. The data path indexes pages[] by
+ * PAGE_SIZE, so that is the only page size taken.
+ */
+int siwx_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct siwx_mr *mr = to_siwx_mr(ibmr);
+
+	if (ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->mapped = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      siwx_mr_set_page);
+}
+
+/*
+ * The TX engine executes a REG_MR work request of @qp: @stag names the MR
+ * by its index and brings the new key; bounds come from map_mr_sg.
+ */
+int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access)
+{
+	struct siwx_dev *dev = qp->dev;
+	struct siwx_mr *mr;
+	int rv = 0;
+
+	if (siwx_mr_check_access(access))
+		return -EINVAL;
+	xa_lock_bh(&dev->mrs);
+	mr = xa_load(&dev->mrs, stag >> SIWX_STAG_KEY_BITS);
+	if (!mr || mr->kind != SIWX_MR_FAST || mr->ibmr.pd != qp->ibqp.pd ||
+	    mr->valid) {
+		rv = -EACCES;
+	} else if (offset_in_page(mr->ibmr.iova) + mr->ibmr.length >
+		   (u64)mr->mapped << PAGE_SHIFT) {
+		rv = -EINVAL;
+	} else {
+		mr->stag = stag;
+		mr->access = access;
+		mr->iova = mr->ibmr.iova;
+		mr->length = mr->ibmr.length;
+		mr->first_offset = offset_in_page(mr->iova);
+		mr->npages = mr->mapped;
+		WRITE_ONCE(mr->valid, true);
+	}
+	xa_unlock_bh(&dev->mrs);
+	return rv;
+}
+
+/*
+ * Invalidate @stag for @qp: a Local Invalidate, the sink of a Read with
+ * Invalidate, or the STag of a peer's Send with Invalidate. Only fast
+ * registrations of the QP's PD can be invalidated (RFC 5040 5.3).
+ */
+int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,
+		       enum siwx_access_fault *fault)
+{
+	struct siwx_dev *dev = qp->dev;
+	struct siwx_mr *mr;
+	int rv = 0;
+
+	xa_lock_bh(&dev->mrs);
+	mr = xa_load(&dev->mrs, stag >> SIWX_STAG_KEY_BITS);
+	if (!mr || mr->stag != stag || !mr->valid) {
+		*fault = SIWX_FAULT_INVALID_STAG;
+		rv = -EACCES;
+	} else if (mr->ibmr.pd != qp->ibqp.pd) {
+		*fault = SIWX_FAULT_NOT_ASSOC;
+		rv = -EACCES;
+	} else if (mr->kind != SIWX_MR_FAST) {
+		*fault = SIWX_FAULT_ACCESS_RIGHTS;
+		rv = -EPERM;
+	} else {
+		WRITE_ONCE(mr->valid, false);
+	}
+	xa_unlock_bh(&dev->mrs);
+	return rv;
 }
 
 int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -215,6 +365,10 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
 		  u64 to, u64 len, enum siwx_access_fault *fault)
 {
+	if (!READ_ONCE(mr->valid)) {
+		*fault = SIWX_FAULT_INVALID_STAG;
+		return -EACCES;
+	}
 	if (mr->ibmr.pd != qp->ibqp.pd) {
 		*fault = SIWX_FAULT_NOT_ASSOC;
 		return -EACCES;
@@ -227,7 +381,9 @@ int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
 		*fault = SIWX_FAULT_TO_WRAP;
 		return -EACCES;
 	}
-	/* Only MRs with pinned pages can be reached by the data path */
+	/* A DMA MR spans every kernel address; siwx_mr_page checks each */
+	if (mr->kind == SIWX_MR_DMA)
+		return 0;
 	if (!mr->pages || to < mr->iova || to + len > mr->iova + mr->length) {
 		*fault = SIWX_FAULT_BOUNDS;
 		return -EACCES;

@@ -1,51 +1,270 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Posting work requests. User space posts into the mapped rings and
- * rings the doorbell (a post_send without work requests), which starts
- * the TX engine, or flushes in ERROR. Kernel consumers' work requests
- * are refused: siwx serves user-space verbs only for now.
+ * Posting work requests. User space posts into the mapped rings itself
+ * and rings a doorbell (a post_send or post_recv without work requests),
+ * which starts the TX engine, or flushes in ERROR. Kernel ULPs post
+ * through these functions, which fill the very same rings, so the data
+ * path does not know who posted.
+ *
+ * Kernel-only operations travel in the SQE fields the user operations
+ * leave unused: REG_MR carries the MR's new STag in rkey and its access
+ * rights in add_swap. RDMA_READ_WITH_INV invalidates the STag of its sink
+ * SGE, as iWARP RNICs do: rdma_rw fills ex.invalidate_rkey before it
+ * moves the MR to its next key, so that field may name the old one. The
+ * TX engine takes these from kernel QPs only.
  */
-#include "siwx.h"
+#include "siwx_conn.h"
+
+#define SIWX_KSEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
+			  IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+static int siwx_ksqe_inline(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > SIWX_MAX_INLINE - len)
+			return -EINVAL;
+		/* ib_core hands kernel virtual addresses (no DMA device) */
+		memcpy(sqe->inline_data + len, (void *)(uintptr_t)sge->addr,
+		       sge->length);
+		len += sge->length;
+	}
+	sqe->flags |= SIWX_WQE_INLINE;
+	sqe->num_sge = len;
+	return 0;
+}
+
+static int siwx_ksqe_op(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		sqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		/* verbs' 32-bit immediate: the first four octets */
+		memcpy(sqe->imm, &wr->ex.imm_data, sizeof(wr->ex.imm_data));
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		memcpy(sqe->imm, &wr->ex.imm_data, sizeof(wr->ex.imm_data));
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->add_swap = atomic_wr(wr)->compare_add;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->compare = atomic_wr(wr)->compare_add;
+		sqe->compare_mask = ~0ULL;
+		sqe->add_swap = atomic_wr(wr)->swap;
+		sqe->add_swap_mask = ~0ULL;
+		break;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->add_swap = atomic_wr(wr)->compare_add;
+		sqe->add_swap_mask = atomic_wr(wr)->compare_add_mask;
+		break;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->compare = atomic_wr(wr)->compare_add;
+		sqe->compare_mask = atomic_wr(wr)->compare_add_mask;
+		sqe->add_swap = atomic_wr(wr)->swap;
+		sqe->add_swap_mask = atomic_wr(wr)->swap_mask;
+		break;
+	case IB_WR_REG_MR:
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->add_swap = reg_wr(wr)->access;
+		if (reg_wr(wr)->mr->lkey != reg_wr(wr)->key)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	sqe->opcode = wr->opcode;
+	return 0;
+}
+
+/* Fill the (not yet VALID) ring slot @sqe from @wr. */
+static int siwx_ksqe_fill(struct siwx_qp *qp, struct siwx_sqe *sqe,
+			  const struct ib_send_wr *wr)
+{
+	u16 flags = 0;
+	int i, rv;
+
+	if (wr->send_flags & ~SIWX_KSEND_FLAGS)
+		return -EINVAL;
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->id = wr->wr_id;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		flags |= SIWX_WQE_SIGNALLED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= SIWX_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= SIWX_WQE_FENCE;
+	sqe->flags = flags;
+	rv = siwx_ksqe_op(sqe, wr);
+	if (rv)
+		return rv;
+	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return siwx_ksqe_inline(sqe, wr);
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].addr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	sqe->num_sge = wr->num_sge;
+	return 0;
+}
+
+/* Sends need a connected QP, or one in ERROR (they are flushed). */
+static bool siwx_qp_takes_sends(struct siwx_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
+	       state == IB_QPS_SQE || state == IB_QPS_ERR;
+}
 
 int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
+	struct siwx_qp *qp = to_siwx_qp(ibqp);
+	unsigned long flags;
+	int rv = 0;
+
 	if (!wr) {
-		siwx_qp_doorbell(to_siwx_qp(ibqp));
+		siwx_qp_doorbell(qp);
 		return 0;
 	}
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	if (ibqp->uobject) {
+		/* User QPs post into their mapped ring */
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!siwx_qp_takes_sends(qp)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct siwx_sqe *sqe = &qp->sqe[qp->sq_prod & (qp->sq.num - 1)];
+
+		if (siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID)) {
+			rv = -ENOMEM;
+			break;
+		}
+		rv = siwx_ksqe_fill(qp, sqe, wr);
+		if (rv)
+			break;
+		/* The SQE's contents before its VALID flag (abi.h) */
+		smp_store_release(&sqe->flags, sqe->flags | SIWX_WQE_VALID);
+		qp->sq_prod++;
+	}
+	spin_unlock_irqrestore(&qp->post_lock, flags);
+	if (rv)
+		*bad_wr = wr;
+	siwx_qp_doorbell(qp);
+	return rv;
+}
+
+/* Post @wr into an RQ or SRQ ring at *@prod; caller holds the lock. */
+static int siwx_krqe_post(struct siwx_rqe *ring, u32 num, u32 *prod,
+			  u32 max_sge, const struct ib_recv_wr *wr)
+{
+	struct siwx_rqe *rqe = &ring[*prod & (num - 1)];
+	int i;
+
+	if (siwx_elem_valid(&rqe->flags, SIWX_WQE_VALID))
+		return -ENOMEM;
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	memset(rqe, 0, sizeof(*rqe));
+	rqe->id = wr->wr_id;
+	for (i = 0; i < wr->num_sge; i++) {
+		rqe->sge[i].addr = wr->sg_list[i].addr;
+		rqe->sge[i].length = wr->sg_list[i].length;
+		rqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	rqe->num_sge = wr->num_sge;
+	/* The RQE's contents before its VALID flag (abi.h) */
+	smp_store_release(&rqe->flags, SIWX_WQE_VALID);
+	(*prod)++;
+	return 0;
 }
 
 int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
-	if (!wr)
+	struct siwx_qp *qp = to_siwx_qp(ibqp);
+	unsigned long flags;
+	int rv = 0;
+
+	if (!wr) {
+		siwx_qp_doorbell(qp);
 		return 0;
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	}
+	if (ibqp->uobject || qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		rv = siwx_krqe_post(qp->rqe, qp->rq.num, &qp->rq_prod,
+				    qp->max_recv_sge, wr);
+		if (rv)
+			break;
+	}
+	spin_unlock_irqrestore(&qp->post_lock, flags);
+	if (rv)
+		*bad_wr = wr;
+	/* A QP in ERROR completes them right away, with a flush error */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		siwx_qp_doorbell(qp);
+	return rv;
 }
 
 int siwx_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
 {
+	struct siwx_srq *srq = to_siwx_srq(ibsrq);
+	unsigned long flags;
+	int rv = 0;
+
 	if (!wr)
 		return 0;
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-/*
- * ib_drain_qp() would otherwise post a marker WR and wait for its
- * completion, which cannot be posted yet. Nothing is ever in flight, so
- * there is nothing to wait for; the data path must make these wait for
- * the flush of everything outstanding.
- */
-void siwx_drain_sq(struct ib_qp *ibqp)
-{
-}
-
-void siwx_drain_rq(struct ib_qp *ibqp)
-{
+	if (ibsrq->uobject) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&srq->post_lock, flags);
+	for (; wr; wr = wr->next) {
+		rv = siwx_krqe_post(srq->rqe, srq->ring.num, &srq->prod,
+				    srq->max_sge, wr);
+		if (rv)
+			break;
+	}
+	spin_unlock_irqrestore(&srq->post_lock, flags);
+	if (rv)
+		*bad_wr = wr;
+	return rv;
 }

@@ -113,6 +113,7 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->max_recv_sge = qp->srq ? 0 : SIWX_MAX_SGE;
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->post_lock);
 
 	rv = siwx_qp_alloc_rings(qp, &attr->cap);
 	if (rv)
@@ -156,6 +157,19 @@ static void siwx_qp_release(struct kref *ref)
 	struct siwx_qp *qp = container_of(ref, struct siwx_qp, ref);
 
 	complete(&qp->released);
+}
+
+/* An affiliated asynchronous event of @qp (any context). */
+void siwx_qp_event(struct siwx_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 void siwx_qp_get(struct siwx_qp *qp)

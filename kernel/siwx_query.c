@@ -23,7 +23,8 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = SIWX_MAX_QP;
 	attr->max_qp_wr = SIWX_MAX_QP_WR;
-	attr->device_cap_flags = 0;
+	/* Fast registration, Local and Send with Invalidate (kernel ULPs) */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	/* rdma link delete may remove a siwx device */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SIWX_MAX_SGE;
@@ -44,8 +45,7 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_sge = SIWX_MAX_SGE;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 0;
-	/* No fast registration (alloc_mr/map_mr_sg) yet */
-	attr->max_fast_reg_page_list_len = 0;
+	attr->max_fast_reg_page_list_len = SIWX_MAX_FR_PAGES;
 	return 0;
 }
 

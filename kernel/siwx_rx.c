@@ -19,6 +19,21 @@ static struct siwx_term siwx_rx_no_buffer(void)
 			      SIWX_DDP_UT_NO_BUFFER);
 }
 
+/*
+ * Either end of a Terminate learns of it through the QP's affiliated
+ * asynchronous error, named after what the Terminate says went wrong.
+ */
+static void siwx_term_event(struct siwx_qp *qp, struct siwx_term cause)
+{
+	static const enum ib_event_type type[] = {
+		[SIWX_TERM_REMOTE_ACCESS] = IB_EVENT_QP_ACCESS_ERR,
+		[SIWX_TERM_REMOTE_INVALID] = IB_EVENT_QP_REQ_ERR,
+		[SIWX_TERM_REMOTE_OP] = IB_EVENT_QP_FATAL,
+	};
+
+	siwx_qp_event(qp, type[siwx_term_classify(cause)]);
+}
+
 /* Stop receiving and have TX send a Terminate for @cause. */
 void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,
 			 bool echo, bool read_req)
@@ -36,6 +51,7 @@ void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,
 			    read_req ? rh : NULL);
 	siwx_set_term_pending(conn);
 	siwx_tx_kick(conn);
+	siwx_term_event(conn->qp, cause);
 }
 
 /* Give up the receive buffer held for a Send; a CQE unless @status 0xff */
@@ -61,6 +77,31 @@ void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status)
 		siwx_cq_post(conn->qp->rcq, conn->qp, &ci);
 }
 
+/*
+ * Fewer than limit receives left? Producers fill the ring in order, so
+ * the limit-th element from the consumer is valid only if all before it
+ * are.
+ */
+static bool siwx_srq_below_limit(struct siwx_srq *srq)
+{
+	struct siwx_rqe *e;
+
+	e = &srq->rqe[(srq->cons + srq->limit - 1) & (srq->ring.num - 1)];
+	return !siwx_elem_valid(&e->flags, SIWX_WQE_VALID);
+}
+
+static void siwx_srq_event(struct siwx_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.event = type,
+		.element.srq = &srq->ibsrq,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
 static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 {
 	struct siwx_rqe *slot;
@@ -69,6 +110,7 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 
 	if (qp->srq) {
 		struct siwx_srq *srq = qp->srq;
+		bool low = false;
 
 		spin_lock_irqsave(&srq->lock, flags);
 		slot = &srq->rqe[srq->cons & (srq->ring.num - 1)];
@@ -77,8 +119,13 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 			siwx_elem_release(&slot->flags);
 			srq->cons++;
 			got = true;
+			low = srq->armed && siwx_srq_below_limit(srq);
+			if (low)
+				srq->armed = false;
 		}
 		spin_unlock_irqrestore(&srq->lock, flags);
+		if (low)
+			siwx_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
 		return got;
 	}
 	spin_lock_bh(&qp->rq_lock);
@@ -274,7 +321,18 @@ static void siwx_rx_send_done(struct siwx_conn *conn)
 	if (seg->op->solicited)
 		ci.flags |= SIWX_CQE_SOLICITED;
 	if (seg->op->invalidate) {
-		/* MRs cannot be invalidated yet; the STag is reported */
+		enum siwx_access_fault fault;
+		struct siwx_term cause;
+
+		/* RFC 5040 5.3: invalidate before the Send is delivered */
+		if (siwx_mr_invalidate(conn->qp, seg->ddp.inval_stag,
+				       &fault)) {
+			cause = siwx_term_for_access(SIWX_ACCESS_INVALIDATE,
+						     fault);
+			siwx_rx_drop_rqe(conn, SIWX_WC_LOC_PROT_ERR);
+			siwx_conn_terminate(conn, cause, true, false);
+			return;
+		}
 		ci.flags |= SIWX_CQE_WITH_INV;
 		ci.inval_stag = seg->ddp.inval_stag;
 	}
@@ -429,6 +487,8 @@ static void siwx_rx_terminated(struct siwx_conn *conn, struct siwx_term cause)
 	if (e)
 		siwx_sq_mark_done(conn->qp, cookie,
 				  status[siwx_term_classify(cause)], 0);
+	/* A Send, Write or Immediate Data has no WR to carry the refusal */
+	siwx_term_event(conn->qp, cause);
 }
 
 static void siwx_rx_segment_end(struct siwx_conn *conn)

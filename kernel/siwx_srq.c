@@ -30,6 +30,7 @@ int siwx_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -ENOMEM;
 
 	spin_lock_init(&srq->lock);
+	spin_lock_init(&srq->post_lock);
 	rv = siwx_ring_alloc(&srq->ring, num, sizeof(struct siwx_rqe), 0);
 	if (rv)
 		goto err_count;

@@ -404,10 +404,40 @@ static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
 	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
 }
 
+/* Kernel ULPs' fast registration (siwx_post.c carries its fields) */
+static int siwx_tx_reg_mr(struct siwx_conn *conn, u32 pos)
+{
+	const struct siwx_sqe *sqe = &conn->sqe;
+	int rv;
+
+	if (conn->qp->ibqp.uobject)
+		return -EOPNOTSUPP;
+	rv = siwx_mr_fast_reg(conn->qp, sqe->rkey, (int)sqe->add_swap);
+	if (rv)
+		return rv;
+	siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);
+	return 0;
+}
+
+static int siwx_tx_local_inv(struct siwx_conn *conn, u32 pos)
+{
+	enum siwx_access_fault fault;
+	int rv;
+
+	rv = siwx_mr_invalidate(conn->qp, conn->sqe.rkey, &fault);
+	if (rv == -EPERM)
+		return -EOPNOTSUPP;	/* not a fast registration */
+	if (rv)
+		return rv;
+	siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);
+	return 0;
+}
+
 static bool siwx_op_uses_orq(u8 opcode)
 {
 	switch (opcode) {
 	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
@@ -443,6 +473,17 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 	case IB_UVERBS_WR_RDMA_READ:
 		rv = siwx_tx_read(conn, pos);
 		break;
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
+		/* Only kernel ULPs have MRs that can be invalidated */
+		rv = conn->qp->ibqp.uobject ? -EOPNOTSUPP :
+					      siwx_tx_read(conn, pos);
+		break;
+	case IB_UVERBS_WR_LOCAL_INV:
+		rv = siwx_tx_local_inv(conn, pos);
+		break;
+	case IB_WR_REG_MR:
+		rv = siwx_tx_reg_mr(conn, pos);
+		break;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
@@ -450,7 +491,7 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 		rv = siwx_tx_atomic(conn, pos);
 		break;
 	default:
-		/* LOCAL_INV (no MR invalidation yet), BIND_MW, ... */
+		/* BIND_MW (no memory windows), TSO, ... */
 		rv = -EOPNOTSUPP;
 		break;
 	}
@@ -476,6 +517,11 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 	int rv;
 
 	spin_lock_bh(&qp->sq_lock);
+	/* Stopped: what is left is the flush's (siwx_qp_flush) */
+	if (!qp->dp_active) {
+		spin_unlock_bh(&qp->sq_lock);
+		return SIWX_TX_STALL;
+	}
 	pos = qp->sq_tx;
 	if (pos - qp->sq_done >= qp->sq.num) {
 		spin_unlock_bh(&qp->sq_lock);
@@ -492,7 +538,13 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 	spin_lock_bh(&conn->rdq_lock);
 	if (siwx_op_uses_orq(conn->sqe.opcode) && siwx_rdq_full(&conn->orq))
 		stall = true;
-	if ((conn->sqe.flags & SIWX_WQE_FENCE) && conn->orq.count)
+	/*
+	 * Fenced WRs, and invalidations, which must not pull an MR from
+	 * under a Read or atomic result still on its way, wait for the
+	 * outstanding Reads and atomics.
+	 */
+	if (((conn->sqe.flags & SIWX_WQE_FENCE) ||
+	     conn->sqe.opcode == IB_UVERBS_WR_LOCAL_INV) && conn->orq.count)
 		stall = true;
 	spin_unlock_bh(&conn->rdq_lock);
 	if (stall)
@@ -506,6 +558,8 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 	sh->bytes = 0;
 	sh->signalled = (conn->sqe.flags & SIWX_WQE_SIGNALLED) || qp->sig_all;
 	sh->done = false;
+	sh->inval = conn->sqe.opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV;
+	sh->inval_stag = conn->sqe.sge[0].lkey;
 	qp->sq_tx = pos + 1;
 	spin_unlock_bh(&qp->sq_lock);
 

@@ -15,7 +15,12 @@
  *        next element once more. The provider, after publishing WQEs,
  *        issues a full barrier and rings the doorbell (a zero-WR
  *        post_send on the command fd) only if tx_active is clear.
- *   RQ, SRQ: provider produces, kernel consumes.
+ *   RQ, SRQ: provider produces, kernel consumes. Once a QP is in ERROR
+ *        with its connection gone, the kernel sets siwx_sq_ctrl.rq_flush,
+ *        issues a full barrier and flushes the RQ; the provider, after
+ *        publishing RQEs, issues a full barrier and, if rq_flush is set,
+ *        rings the receive doorbell (a zero-WR post_recv), so a receive
+ *        posted to a dead QP completes with a flush error too.
  *   CQ:  kernel produces, provider consumes. siwx_cq_ctrl.notify holds
  *        the armed state that ibv_req_notify_cq() writes.
  *
@@ -154,7 +159,7 @@ struct siwx_cq_ctrl {
 
 struct siwx_sq_ctrl {
 	__u32 tx_active;
-	__u32 reserved;
+	__u32 rq_flush;		/* receives posted now are flushed */
 };
 
 /* udata of the verbs commands (all responses are kernel -> provider). */

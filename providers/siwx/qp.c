@@ -65,10 +65,11 @@ static int siwx_qp_map(struct siwx_qp *qp, struct ibv_context *ctx,
 	return 0;
 }
 
-/* The doorbell is a POST_SEND without work requests (see abi.h). */
+/* The doorbells are a POST_SEND or POST_RECV without work requests. */
 static void siwx_qp_init_doorbell(struct siwx_qp *qp)
 {
 	struct ibvp_cmd_post_send *db = &qp->db_cmd;
+	struct ibvp_cmd_post_recv *rdb = &qp->rdb_cmd;
 
 	db->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	db->hdr.in_words = sizeof(*db) / 4;
@@ -79,6 +80,13 @@ static void siwx_qp_init_doorbell(struct siwx_qp *qp)
 	db->core.sge_count = 0;
 	/* uverbs insists on a plausible WR size even for zero WRs */
 	db->core.wqe_size = sizeof(struct ib_uverbs_send_wr);
+
+	rdb->hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+	rdb->hdr.in_words = sizeof(*rdb) / 4;
+	rdb->hdr.out_words = sizeof(qp->rdb_resp) / 4;
+	rdb->core.response = (uintptr_t)&qp->rdb_resp;
+	rdb->core.qp_handle = qp->vqp.qp.handle;
+	rdb->core.wqe_size = sizeof(struct ib_uverbs_recv_wr);
 }
 
 static int siwx_check_qp_attr(const struct ibv_qp_init_attr_ex *attr)
@@ -291,12 +299,21 @@ int siwx_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct siwx_qp *qp = to_sqp(ibqp);
+	ssize_t n;
+	int rv;
 
 	if (qp->srq) {
 		/* receives go to the SRQ (ibv_post_srq_recv) */
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return siwx_ring_recv(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
-			      bad_wr);
+	rv = siwx_ring_recv(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
+			    bad_wr);
+	if (siwx_rq_doorbell_needed(qp->sq_ctrl)) {
+		/* The QP is gone: the kernel flushes what we just posted */
+		n = write(ibqp->context->cmd_fd, &qp->rdb_cmd,
+			  sizeof(qp->rdb_cmd));
+		(void)n;
+	}
+	return rv;
 }

@@ -131,4 +131,16 @@ static inline bool siwx_sq_doorbell_needed(const struct siwx_sq_ctrl *ctrl)
 	return __atomic_load_n(&ctrl->tx_active, __ATOMIC_RELAXED) == 0;
 }
 
+/*
+ * RQ doorbell decision (abi.h): after publishing, a full barrier orders
+ * our VALID stores before the read of rq_flush; the kernel sets rq_flush,
+ * issues a full barrier, then flushes the ring, so a receive posted to a
+ * dead QP is either flushed by the kernel or seen here.
+ */
+static inline bool siwx_rq_doorbell_needed(const struct siwx_sq_ctrl *ctrl)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ctrl->rq_flush, __ATOMIC_RELAXED) != 0;
+}
+
 #endif /* SIWX_RING_H */

@@ -80,6 +80,9 @@ struct siwx_qp {
 	/* zero-WR POST_SEND written to cmd_fd to wake the TX engine */
 	struct ibvp_cmd_post_send db_cmd;
 	struct ib_uverbs_post_send_resp db_resp;
+	/* zero-WR POST_RECV: flush receives posted to a dead QP (abi.h) */
+	struct ibvp_cmd_post_recv rdb_cmd;
+	struct ib_uverbs_post_recv_resp rdb_resp;
 };
 
 static inline struct siwx_context *to_sctx(struct ibv_context *ctx)

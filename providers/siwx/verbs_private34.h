@@ -339,8 +339,9 @@ IBVP_DECLARE_CMD(query_qp, ib_uverbs_query_qp);
 IBVP_DECLARE_CMD(create_srq, ib_uverbs_create_srq);
 IBVP_DECLARE_CMD(modify_srq, ib_uverbs_modify_srq);
 IBVP_DECLARE_CMD(query_srq, ib_uverbs_query_srq);
-/* Written to cmd_fd by the provider itself (the SQ doorbell). */
+/* Written to cmd_fd by the provider itself (the SQ and RQ doorbells). */
 IBVP_DECLARE_CMD(post_send, ib_uverbs_post_send);
+IBVP_DECLARE_CMD(post_recv, ib_uverbs_post_recv);
 
 /* ---- functions exported by libibverbs as IBVERBS_PRIVATE_34 ------------ */
 
@@ -521,5 +522,7 @@ IBVP_PIN_SIZE(struct ibvp_cmd_modify_srq, 24);
 IBVP_PIN_SIZE(struct ibvp_cmd_query_srq, 24);
 IBVP_PIN_SIZE(struct ibvp_cmd_post_send, 32);
 IBVP_PIN(struct ibvp_cmd_post_send, core.qp_handle, 16);
+IBVP_PIN_SIZE(struct ibvp_cmd_post_recv, 32);
+IBVP_PIN(struct ibvp_cmd_post_recv, core.qp_handle, 16);
 
 #endif /* SIWX_VERBS_PRIVATE34_H */

@@ -203,6 +203,18 @@ static ssize_t fake_write(const void *buf, size_t n)
 		rv = respond(hdr, response, &r, sizeof(r));
 		break;
 	}
+	case IB_USER_VERBS_CMD_POST_RECV: {
+		const struct ib_uverbs_post_recv *c = req;
+		struct ib_uverbs_post_recv_resp r = {};
+
+		/* siwx only ever sends the zero-WR receive doorbell */
+		if (c->wr_count || c->sge_count ||
+		    c->wqe_size < sizeof(struct ib_uverbs_recv_wr))
+			fake.bad++;
+		fake.last_rdb_qp_handle = c->qp_handle;
+		rv = respond(hdr, response, &r, sizeof(r));
+		break;
+	}
 	case IB_USER_VERBS_CMD_DESTROY_CQ: {
 		struct ib_uverbs_destroy_cq_resp r = {};
 

@@ -44,6 +44,7 @@ struct fake_uverbs {
     struct ib_uverbs_modify_qp last_modify_qp;
     struct ib_uverbs_create_qp last_create_qp;
     uint32_t last_db_qp_handle;
+    uint32_t last_rdb_qp_handle; /* of the last receive doorbell */
     struct fake_queue q[16];
     int nq;
     /* the most recently created rings */

@@ -664,6 +664,19 @@ static void check_data_path(struct ibv_context *ctx)
 		      (fake.rq[0].flags & SIWX_WQE_VALID) &&
 		      fake.rq[0].id == 0xbeef && fake.rq[0].num_sge == 1,
 	      "post_recv");
+	CHECK(fake.ncmd[IB_USER_VERBS_CMD_POST_RECV] == 0,
+	      "no receive doorbell for a live QP");
+	/* the kernel flushed the QP for good: receives ring the doorbell */
+	__atomic_store_n(&fake.sq_ctrl->rq_flush, 1, __ATOMIC_RELEASE);
+	rwr.wr_id = 0xbef0;
+	CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0 &&
+		      (fake.rq[1].flags & SIWX_WQE_VALID) &&
+		      fake.rq[1].id == 0xbef0,
+	      "post_recv to a flushed QP");
+	CHECK(fake.ncmd[IB_USER_VERBS_CMD_POST_RECV] == 1 &&
+		      fake.last_rdb_qp_handle == 0x40 && !fake.bad,
+	      "receive doorbell after posting to a flushed QP");
+	__atomic_store_n(&fake.sq_ctrl->rq_flush, 0, __ATOMIC_RELEASE);
 
 	attr.qp_state = IBV_QPS_INIT;
 	CHECK(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == 0 &&
