@@ -23,8 +23,8 @@ siwx_atomic_req FetchAdd(uint32_t stag, uint64_t to, uint64_t add, uint64_t mask
     return r;
 }
 
-siwx_atomic_req CmpSwap(uint32_t stag, uint64_t to, uint64_t cmp, uint64_t cmp_mask,
-                        uint64_t swap, uint64_t swap_mask) {
+siwx_atomic_req CmpSwap(uint32_t stag, uint64_t to, uint64_t cmp, uint64_t cmp_mask, uint64_t swap,
+                        uint64_t swap_mask) {
     siwx_atomic_req r{};
     siwx_atomic_req_cmp_swap(&r, kReqId, stag, to, cmp, cmp_mask, swap, swap_mask);
     return r;
@@ -84,15 +84,13 @@ std::vector<Case> MakeCases() {
     c.push_back({"atomic-misaligned", "FetchAdd at a tagged offset 4 octets into word 1",
                  [](const Target& t, bool crc) {
                      auto r = FetchAdd(t.rkey, WordTo(t, 1) + 4, 1, 0);
-                     return Echoing(AtomicUlpdu(r), crc,
-                                    RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
+                     return Echoing(AtomicUlpdu(r), crc, RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
                                     "Atomic Request FetchAdd, misaligned TO");
                  }});
     c.push_back({"cmpswap-misaligned", "CmpSwap at a tagged offset 2 octets into word 2",
                  [](const Target& t, bool crc) {
                      auto r = CmpSwap(t.rkey, WordTo(t, 2) + 2, 0, 0, ~0ull, ~0ull);
-                     return Echoing(AtomicUlpdu(r), crc,
-                                    RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
+                     return Echoing(AtomicUlpdu(r), crc, RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
                                     "Atomic Request CmpSwap (compare mask 0), misaligned TO");
                  }});
     // RFC 7306 section 8 applies RFC 5040 section 7's protection errors
@@ -126,14 +124,12 @@ std::vector<Case> MakeCases() {
                  [](const Target& t, bool crc) {
                      auto r = FetchAdd(t.rkey, WordTo(t, 0), 1, 0);
                      r.aopcode = 1;
-                     return Echoing(AtomicUlpdu(r), crc,
-                                    RdmapOp(SIWX_RDMAP_UNEXPECTED_OPCODE),
+                     return Echoing(AtomicUlpdu(r), crc, RdmapOp(SIWX_RDMAP_UNEXPECTED_OPCODE),
                                     "Atomic Request, AOpCode 1");
                  }});
-    c.push_back({"fetchadd", "valid FetchAdd on word 3",
-                 [](const Target& t, bool) {
-                     return ValidAtomic(FetchAdd(t.rkey, WordTo(t, 3), 0x0000000100000001ull, 0),
-                                        3, "Atomic Request FetchAdd, add 0x0000000100000001");
+    c.push_back({"fetchadd", "valid FetchAdd on word 3", [](const Target& t, bool) {
+                     return ValidAtomic(FetchAdd(t.rkey, WordTo(t, 3), 0x0000000100000001ull, 0), 3,
+                                        "Atomic Request FetchAdd, add 0x0000000100000001");
                  }});
     c.push_back({"fetchadd-masked", "valid masked FetchAdd (16-bit fields) on word 4",
                  [](const Target& t, bool) {
@@ -141,8 +137,7 @@ std::vector<Case> MakeCases() {
                                                  0x8000800080008000ull),
                                         4, "Atomic Request FetchAdd, four 16-bit fields");
                  }});
-    c.push_back({"cmpswap", "valid CmpSwap on word 5 that matches",
-                 [](const Target& t, bool) {
+    c.push_back({"cmpswap", "valid CmpSwap on word 5 that matches", [](const Target& t, bool) {
                      return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 5), siwx_hp_pattern(5), ~0ull,
                                                 0x1122334455667788ull, ~0ull),
                                         5, "Atomic Request CmpSwap, compare = current value");
@@ -150,39 +145,36 @@ std::vector<Case> MakeCases() {
     c.push_back({"cmpswap-masked", "valid masked CmpSwap on word 6 (high half compared)",
                  [](const Target& t, bool) {
                      const uint64_t hi = 0xffffffff00000000ull;
-                     return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 6), siwx_hp_pattern(6) & hi,
-                                                hi, 0xcafef00dcafef00dull, ~hi),
+                     return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 6), siwx_hp_pattern(6) & hi, hi,
+                                                0xcafef00dcafef00dull, ~hi),
                                         6, "Atomic Request CmpSwap, masked");
                  }});
-    c.push_back({"cmpswap-miss", "CmpSwap on word 7 whose compare fails",
-                 [](const Target& t, bool) {
-                     return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 7), ~siwx_hp_pattern(7), ~0ull,
-                                                0, ~0ull),
-                                        7, "Atomic Request CmpSwap, compare != current value");
-                 }});
+    c.push_back(
+        {"cmpswap-miss", "CmpSwap on word 7 whose compare fails", [](const Target& t, bool) {
+             return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 7), ~siwx_hp_pattern(7), ~0ull, 0, ~0ull),
+                                7, "Atomic Request CmpSwap, compare != current value");
+         }});
     // RFC 7306 section 8.2 (the Remote Peer MUST check exactly 8 octets,
     // section 6.3): RDMAP Remote Operation, localized catastrophic.
-    c.push_back({"imm-short", "Immediate Data with 4 octets",
-                 [](const Target&, bool crc) {
+    c.push_back({"imm-short", "Immediate Data with 4 octets", [](const Target&, bool crc) {
                      return Echoing(ImmUlpdu(4), crc, RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
                                     "Immediate Data, 4 octets");
                  }});
-    c.push_back({"imm-long", "Immediate Data with 12 octets",
-                 [](const Target&, bool crc) {
+    c.push_back({"imm-long", "Immediate Data with 12 octets", [](const Target&, bool crc) {
                      return Echoing(ImmUlpdu(12), crc, RdmapOp(SIWX_RDMAP_CATASTROPHIC_STREAM),
                                     "Immediate Data, 12 octets");
                  }});
     // RFC 7306 section 6.3: Immediate Data consumes an untagged buffer;
     // none posted is RFC 5041 section 7.2's "No Buffer Available".
-    c.push_back({"imm-no-recv", "valid Immediate Data, no receive posted",
-                 [](const Target&, bool crc) {
-                     Plan p = Echoing(ImmUlpdu(SIWX_IMM_LEN), crc,
-                                      siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED,
-                                                     SIWX_DDP_UT_NO_BUFFER),
-                                      "Immediate Data, 8 octets");
-                     p.recvs = 0;
-                     return p;
-                 }});
+    c.push_back(
+        {"imm-no-recv", "valid Immediate Data, no receive posted", [](const Target&, bool crc) {
+             Plan p = Echoing(
+                 ImmUlpdu(SIWX_IMM_LEN), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_NO_BUFFER),
+                 "Immediate Data, 8 octets");
+             p.recvs = 0;
+             return p;
+         }});
     // RFC 5040 section 7.2: the RDMA OpCode must be valid.
     c.push_back({"bad-opcode", "untagged message with the unassigned opcode 0xc on QN 0",
                  [](const Target&, bool crc) {
@@ -190,16 +182,14 @@ std::vector<Case> MakeCases() {
                                     crc, RdmapOp(SIWX_RDMAP_UNEXPECTED_OPCODE),
                                     "opcode 0xc, 8 octets");
                  }});
-    c.push_back({"rdmap-version", "FetchAdd with RDMAP version 0",
-                 [](const Target& t, bool crc) {
+    c.push_back({"rdmap-version", "FetchAdd with RDMAP version 0", [](const Target& t, bool crc) {
                      Bytes u = AtomicUlpdu(FetchAdd(t.rkey, WordTo(t, 2), 1, 0));
                      u[1] &= 0x3f;  // RV, RFC 5040 section 4.2
                      return Echoing(u, crc, RdmapOp(SIWX_RDMAP_INVALID_VERSION),
                                     "Atomic Request FetchAdd, RV 0");
                  }});
     // RFC 5041 section 7.2: DDP version errors, per buffer model.
-    c.push_back({"ddp-version", "FetchAdd with DDP version 2",
-                 [](const Target& t, bool crc) {
+    c.push_back({"ddp-version", "FetchAdd with DDP version 2", [](const Target& t, bool crc) {
                      Bytes u = AtomicUlpdu(FetchAdd(t.rkey, WordTo(t, 2), 1, 0));
                      SetDdpVersion(u, 2);
                      return Echoing(u, crc,
@@ -207,20 +197,19 @@ std::vector<Case> MakeCases() {
                                                    SIWX_DDP_UT_INVALID_VERSION),
                                     "Atomic Request FetchAdd, DV 2");
                  }});
-    c.push_back({"ddp-version-tagged", "RDMA Write with DDP version 0",
-                 [](const Target& t, bool crc) {
-                     Bytes u = TaggedUlpdu(SIWX_OP_WRITE, t.rkey, WordTo(t, 8), Bytes(16, 0x77));
-                     SetDdpVersion(u, 0);
-                     return Echoing(u, crc,
-                                    siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED,
-                                                   SIWX_DDP_T_INVALID_VERSION),
-                                    "RDMA Write 16 octets, DV 0");
-                 }});
+    c.push_back(
+        {"ddp-version-tagged", "RDMA Write with DDP version 0", [](const Target& t, bool crc) {
+             Bytes u = TaggedUlpdu(SIWX_OP_WRITE, t.rkey, WordTo(t, 8), Bytes(16, 0x77));
+             SetDdpVersion(u, 0);
+             return Echoing(
+                 u, crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_INVALID_VERSION),
+                 "RDMA Write 16 octets, DV 0");
+         }});
     // README decision: DDP has no access-rights code; Invalid STag.
     c.push_back({"write-no-rights", "RDMA Write through the REMOTE_READ-only registration",
                  [](const Target& t, bool crc) {
-                     Bytes u =
-                         TaggedUlpdu(SIWX_OP_WRITE, t.ro_rkey, WordTo(t, 8), Bytes(16, 0x77));
+                     Bytes u = TaggedUlpdu(SIWX_OP_WRITE, t.ro_rkey, WordTo(t, 8), Bytes(16, 0x77));
                      return Echoing(u, crc,
                                     siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED,
                                                    SIWX_DDP_T_INVALID_STAG),
@@ -229,17 +218,16 @@ std::vector<Case> MakeCases() {
     // RFC 5044 section 8: a CRC error is an LLP error and echoes no
     // headers (RFC 5040 figure 10); the atomic must not run before its
     // CRC is checked.
-    c.push_back({"bad-crc", "valid FetchAdd on word 2 with a corrupted CRC",
-                 [](const Target& t, bool crc) {
-                     Plan p;
-                     Bytes f = Frame(AtomicUlpdu(FetchAdd(t.rkey, WordTo(t, 2), 1, 0)), crc);
-                     CorruptCrc(f);
-                     p.fpdus.push_back(f);
-                     p.sent = "Atomic Request FetchAdd, CRC with one bit flipped";
-                     p.expect.cause =
-                         siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_CRC);
-                     return p;
-                 }});
+    c.push_back(
+        {"bad-crc", "valid FetchAdd on word 2 with a corrupted CRC", [](const Target& t, bool crc) {
+             Plan p;
+             Bytes f = Frame(AtomicUlpdu(FetchAdd(t.rkey, WordTo(t, 2), 1, 0)), crc);
+             CorruptCrc(f);
+             p.fpdus.push_back(f);
+             p.sent = "Atomic Request FetchAdd, CRC with one bit flipped";
+             p.expect.cause = siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_CRC);
+             return p;
+         }});
     return c;
 }
 

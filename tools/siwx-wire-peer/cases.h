@@ -26,10 +26,10 @@ struct Plan {
     std::string sent;          // what they are, for the transcript
     Expect expect;
     // For the server (they do not depend on the target's address):
-    uint32_t recvs = 2;      // receives it posts before accepting
-    bool change = false;     // one target word changes...
-    uint32_t word = 0;       // ...this one...
-    uint64_t value = 0;      // ...to this; everything else stays
+    uint32_t recvs = 2;   // receives it posts before accepting
+    bool change = false;  // one target word changes...
+    uint32_t word = 0;    // ...this one...
+    uint64_t value = 0;   // ...to this; everything else stays
 };
 
 struct Case {

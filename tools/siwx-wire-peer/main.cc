@@ -76,8 +76,7 @@ bool Await(Session& s, const Expect& e, int timeout_ms, std::string* why) {
             *why = "the connection was closed without the expected reply";
             return false;
         }
-        std::printf("  received %ld octets: %s\n", n,
-                    Hex(buf, size_t(n > 64 ? 64 : n)).c_str());
+        std::printf("  received %ld octets: %s\n", n, Hex(buf, size_t(n > 64 ? 64 : n)).c_str());
         reader.Feed(buf, size_t(n));
         for (; seen < reader.messages().size(); seen++) {
             const siwx_rx_seg& m = reader.messages()[seen];
@@ -105,8 +104,8 @@ bool Await(Session& s, const Expect& e, int timeout_ms, std::string* why) {
 bool RunCase(const Options& o, const Case& c) {
     std::printf("=== case %s: %s\n", c.name, c.summary);
     const Plan pre = c.build(Target{}, true);
-    const Bytes pd = Words({SIWX_HP_REQ_MAGIC, pre.recvs, pre.change ? SIWX_HP_FLAG_CHANGE : 0u,
-                            pre.word, pre.value});
+    const Bytes pd = Words(
+        {SIWX_HP_REQ_MAGIC, pre.recvs, pre.change ? SIWX_HP_FLAG_CHANGE : 0u, pre.word, pre.value});
     Session s;
     std::string err;
     Bytes rep_pd;

@@ -41,8 +41,8 @@ std::string DescribeTerm(siwx_term t) {
 
 std::string Describe(const Expect& e) {
     if (e.kind == Expect::Kind::kAtomicResponse)
-        return Format("Atomic Response (opcode 0xb, QN 3) req_id %u orig 0x%016" PRIx64,
-                      e.req_id, e.orig);
+        return Format("Atomic Response (opcode 0xb, QN 3) req_id %u orig 0x%016" PRIx64, e.req_id,
+                      e.orig);
     std::string s = "Terminate " + DescribeTerm(e.cause);
     if (e.echo_ddp.empty()) return s + ", no headers echoed";
     return s + Format(", echoing DDP segment length %u and DDP header [%s]", e.seg_len,
@@ -68,14 +68,12 @@ std::string Describe(const siwx_rx_seg& m) {
     s += Format(" L %d ULPDU %u", d.last, m.ulpdu_len);
     if (d.opcode == SIWX_OP_TERMINATE) {
         const siwx_term_hdr& t = m.u.term;
-        s += ": Terminate " + DescribeTerm(t.cause) + Format(" HdrCt M%d D%d R%d",
-                                                             !!(t.hdrct & SIWX_TERM_HDRCT_M),
-                                                             !!(t.hdrct & SIWX_TERM_HDRCT_D),
-                                                             !!(t.hdrct & SIWX_TERM_HDRCT_R));
+        s += ": Terminate " + DescribeTerm(t.cause) +
+             Format(" HdrCt M%d D%d R%d", !!(t.hdrct & SIWX_TERM_HDRCT_M),
+                    !!(t.hdrct & SIWX_TERM_HDRCT_D), !!(t.hdrct & SIWX_TERM_HDRCT_R));
         if (t.hdrct & (SIWX_TERM_HDRCT_M | SIWX_TERM_HDRCT_D))
             s += Format(" seg_len %u", t.ddp_seg_len);
-        if (t.hdrct & SIWX_TERM_HDRCT_D)
-            s += " ddp [" + Hex(t.ddp_hdr, t.ddp_hdr_len) + "]";
+        if (t.hdrct & SIWX_TERM_HDRCT_D) s += " ddp [" + Hex(t.ddp_hdr, t.ddp_hdr_len) + "]";
     } else if (d.opcode == SIWX_OP_ATOMIC_RESP) {
         s += Format(": Atomic Response req_id %u orig 0x%016" PRIx64, m.u.atomic_resp.req_id,
                     m.u.atomic_resp.orig);

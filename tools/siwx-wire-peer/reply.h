@@ -37,14 +37,14 @@ std::string DescribeTerm(siwx_term t);
 // Feeds the responder's byte stream to the core's parser and keeps every
 // complete message (all our cases draw single-segment replies).
 class ReplyReader {
-public:
+  public:
     explicit ReplyReader(bool crc_on);
     void Feed(const uint8_t* p, size_t n);
     const std::vector<siwx_rx_seg>& messages() const { return msgs_; }
     bool broken() const { return broken_; }
     siwx_term parse_error() const { return rx_.term; }
 
-private:
+  private:
     siwx_rx rx_{};
     std::vector<siwx_rx_seg> msgs_;
     bool broken_ = false;

@@ -15,7 +15,7 @@ extern "C" {
 namespace wirepeer {
 
 class Session {
-public:
+  public:
     Session() = default;
     ~Session();
     Session(const Session&) = delete;
@@ -33,7 +33,7 @@ public:
 
     const siwx_mpa_conn& conn() const { return conn_; }
 
-private:
+  private:
     bool RecvExact(uint8_t* buf, size_t n, int timeout_ms, std::string* err);
 
     int fd_ = -1;

@@ -122,8 +122,8 @@ TEST(WirePeerCases, CoreReceiverAgrees) {
             case Where::kWriteFault:
                 EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_WRITE);
                 EXPECT_EQ(r.seg.ddp.stag, kTarget.ro_rkey);
-                EXPECT_TRUE(siwx_term_eq(siwx_term_for_access(SIWX_ACCESS_WRITE, d.fault),
-                                         p.expect.cause));
+                EXPECT_TRUE(
+                    siwx_term_eq(siwx_term_for_access(SIWX_ACCESS_WRITE, d.fault), p.expect.cause));
                 break;
             case Where::kNoRecv:
                 EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_IMM);
@@ -171,8 +171,8 @@ TEST(WirePeerCases, ExpectedValues) {
 siwx_rx_seg ServerTerminate(siwx_term cause, const Bytes& ulpdu, bool echo) {
     siwx_term_hdr h;
     const Bytes ddp = DdpHeaderOf(ulpdu);
-    siwx_term_hdr_build(&h, cause, uint16_t(ulpdu.size()), echo ? ddp.data() : nullptr,
-                        ddp.size(), nullptr);
+    siwx_term_hdr_build(&h, cause, uint16_t(ulpdu.size()), echo ? ddp.data() : nullptr, ddp.size(),
+                        nullptr);
     Bytes th(siwx_term_hdr_len(&h));
     siwx_term_hdr_encode(&h, th.data());
     ReplyReader rd(true);
