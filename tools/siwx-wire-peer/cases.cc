@@ -215,6 +215,61 @@ std::vector<Case> MakeCases() {
                                                    SIWX_DDP_T_INVALID_STAG),
                                     "RDMA Write 16 octets, STag without REMOTE_WRITE");
                  }});
+    // RFC 5041 section 7.2 / RFC 5040 section 7.2: a TO + length that
+    // wraps 2^64 (the kernel's bounds test must not wrap with it).
+    c.push_back(
+        {"write-to-wrap", "RDMA Write of 16 octets at TO 2^64 - 8", [](const Target& t, bool crc) {
+             Bytes u = TaggedUlpdu(SIWX_OP_WRITE, t.rkey, ~7ull, Bytes(16, 0x77));
+             return Echoing(
+                 u, crc, siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_TO_WRAP),
+                 "RDMA Write 16 octets, TO 0xfffffffffffffff8");
+         }});
+    c.push_back(
+        {"atomic-to-wrap", "FetchAdd at TO 2^64 - 8 (TO + 8 wraps)", [](const Target& t, bool crc) {
+             auto r = FetchAdd(t.rkey, ~7ull, 1, 0);
+             return Echoing(AtomicUlpdu(r), crc, RdmapProt(SIWX_RDMAP_TO_WRAP),
+                            "Atomic Request FetchAdd, TO 0xfffffffffffffff8");
+         }});
+    // RFC 5040 section 7.1 rule 3: a refused Read Request is echoed whole.
+    c.push_back({"read-bad-stag", "RDMA Read Request with an invalid source STag",
+                 [](const Target& t, bool crc) {
+                     siwx_read_req rr{0x1234, 0x1000, 16, t.rkey ^ 0x5a, t.addr};
+                     Bytes h(SIWX_READ_REQ_LEN);
+                     siwx_read_req_encode(&rr, h.data());
+                     Plan p = Echoing(UntaggedUlpdu(SIWX_OP_READ_REQ, SIWX_QN_READ, kFirstMsn, h),
+                                      crc, RdmapProt(SIWX_RDMAP_INVALID_STAG),
+                                      "RDMA Read Request 16 octets, invalid source STag");
+                     p.expect.echo_rdma = h;
+                     return p;
+                 }});
+    // RFC 5041 section 7.2: untagged buffer errors.
+    c.push_back(
+        {"send-too-long", "Send of 100 octets into a 64-octet receive",
+         [](const Target&, bool crc) {
+             return Echoing(
+                 UntaggedUlpdu(SIWX_OP_SEND, SIWX_QN_SEND, kFirstMsn, Bytes(100, 0x33)), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_TOO_LONG),
+                 "Send 100 octets");
+         }});
+    c.push_back(
+        {"send-bad-msn", "Send whose MSN is 2 on a fresh stream", [](const Target&, bool crc) {
+             return Echoing(
+                 UntaggedUlpdu(SIWX_OP_SEND, SIWX_QN_SEND, 2, Bytes(8, 0x33)), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_MSN_RANGE),
+                 "Send 8 octets, MSN 2");
+         }});
+    // No Atomic Request outstanding: QN 3 has no buffer (core/rdq.c).
+    c.push_back(
+        {"unsolicited-atomic-resp", "Atomic Response nobody asked for",
+         [](const Target&, bool crc) {
+             siwx_atomic_resp ar{kReqId, 42};
+             Bytes h(SIWX_ATOMIC_RESP_LEN);
+             siwx_atomic_resp_encode(&ar, h.data());
+             return Echoing(
+                 UntaggedUlpdu(SIWX_OP_ATOMIC_RESP, SIWX_QN_ATOMIC_RESP, kFirstMsn, h), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_NO_BUFFER),
+                 "Atomic Response, no request outstanding");
+         }});
     // RFC 5044 section 8: a CRC error is an LLP error and echoes no
     // headers (RFC 5040 figure 10); the atomic must not run before its
     // CRC is checked.

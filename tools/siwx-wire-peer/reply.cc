@@ -45,8 +45,10 @@ std::string Describe(const Expect& e) {
                       e.orig);
     std::string s = "Terminate " + DescribeTerm(e.cause);
     if (e.echo_ddp.empty()) return s + ", no headers echoed";
-    return s + Format(", echoing DDP segment length %u and DDP header [%s]", e.seg_len,
-                      Hex(e.echo_ddp).c_str());
+    s += Format(", echoing DDP segment length %u and DDP header [%s]", e.seg_len,
+                Hex(e.echo_ddp).c_str());
+    if (!e.echo_rdma.empty()) s += " and RDMA header [" + Hex(e.echo_rdma) + "]";
+    return s;
 }
 
 ReplyReader::ReplyReader(bool crc_on) { siwx_rx_init(&rx_, crc_on); }
@@ -74,6 +76,8 @@ std::string Describe(const siwx_rx_seg& m) {
         if (t.hdrct & (SIWX_TERM_HDRCT_M | SIWX_TERM_HDRCT_D))
             s += Format(" seg_len %u", t.ddp_seg_len);
         if (t.hdrct & SIWX_TERM_HDRCT_D) s += " ddp [" + Hex(t.ddp_hdr, t.ddp_hdr_len) + "]";
+        if (t.hdrct & SIWX_TERM_HDRCT_R)
+            s += " rdma [" + Hex(t.rdma_hdr, SIWX_TERM_RDMA_HDR_LEN) + "]";
     } else if (d.opcode == SIWX_OP_ATOMIC_RESP) {
         s += Format(": Atomic Response req_id %u orig 0x%016" PRIx64, m.u.atomic_resp.req_id,
                     m.u.atomic_resp.orig);
@@ -98,8 +102,12 @@ std::string Judge(const Expect& e, const siwx_rx_seg& m) {
         if (t.hdrct) return "headers echoed where none belong";
         return "";
     }
-    if (t.hdrct != (SIWX_TERM_HDRCT_M | SIWX_TERM_HDRCT_D))
-        return Format("HdrCt 0x%x, want M and D only", t.hdrct);
+    const uint8_t hdrct = uint8_t(SIWX_TERM_HDRCT_M | SIWX_TERM_HDRCT_D |
+                                  (e.echo_rdma.empty() ? 0 : SIWX_TERM_HDRCT_R));
+    if (t.hdrct != hdrct) return Format("HdrCt 0x%x, want 0x%x", t.hdrct, hdrct);
+    if (!e.echo_rdma.empty() &&
+        Bytes(t.rdma_hdr, t.rdma_hdr + SIWX_TERM_RDMA_HDR_LEN) != e.echo_rdma)
+        return "echoed RDMA header is not the Read Request sent";
     if (t.ddp_seg_len != e.seg_len) return Format("DDP segment length %u", t.ddp_seg_len);
     if (Bytes(t.ddp_hdr, t.ddp_hdr + t.ddp_hdr_len) != e.echo_ddp)
         return "echoed DDP header is not the one sent";

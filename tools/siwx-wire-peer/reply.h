@@ -22,10 +22,11 @@ struct Expect {
     // Terminate: the cause, and the DDP header and DDP segment length it
     // must echo (HdrCt M and D; RFC 5040 section 7.1 and figure 10,
     // RFC 7306 section 8.1). An empty @echo_ddp means no headers (LLP
-    // errors). No case sends a Read Request, so R is never expected.
+    // errors). A refused Read Request is echoed too (HdrCt R, rule 3).
     siwx_term cause{};
     Bytes echo_ddp;
     uint16_t seg_len = 0;
+    Bytes echo_rdma;
     // Atomic Response (RFC 7306 section 5.2.2).
     uint32_t req_id = 0;
     uint64_t orig = 0;

@@ -14,6 +14,7 @@
 
 extern "C" {
 #include <siwx/proto/rdmap.h>
+#include <siwx/proto/rdq.h>
 #include <siwx/proto/rx.h>
 }
 
@@ -49,7 +50,16 @@ ParseResult Parse(const Plan& p) {
 
 // Where siwx decides each case: the parser, the kernel's memory checks
 // (with the fault they find), the receive queue, or a valid operation.
-enum class Where { kParser, kAtomicFault, kWriteFault, kNoRecv, kValid };
+enum class Where {
+    kParser,
+    kAtomicFault,
+    kWriteFault,
+    kReadFault,
+    kNoRecv,
+    kRecvTooShort,
+    kUnsolicited,
+    kValid
+};
 struct Decision {
     Where where;
     siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
@@ -77,6 +87,12 @@ const std::map<std::string, Decision>& Decisions() {
         {"ddp-version", {Where::kParser}},
         {"ddp-version-tagged", {Where::kParser}},
         {"write-no-rights", {Where::kWriteFault, SIWX_FAULT_ACCESS_RIGHTS}},
+        {"write-to-wrap", {Where::kWriteFault, SIWX_FAULT_TO_WRAP}},
+        {"atomic-to-wrap", {Where::kAtomicFault, SIWX_FAULT_TO_WRAP}},
+        {"read-bad-stag", {Where::kReadFault, SIWX_FAULT_INVALID_STAG}},
+        {"send-too-long", {Where::kRecvTooShort}},
+        {"send-bad-msn", {Where::kParser}},
+        {"unsolicited-atomic-resp", {Where::kUnsolicited}},
         {"bad-crc", {Where::kParser}},
     };
     return d;
@@ -121,10 +137,28 @@ TEST(WirePeerCases, CoreReceiverAgrees) {
                 break;
             case Where::kWriteFault:
                 EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_WRITE);
-                EXPECT_EQ(r.seg.ddp.stag, kTarget.ro_rkey);
                 EXPECT_TRUE(
                     siwx_term_eq(siwx_term_for_access(SIWX_ACCESS_WRITE, d.fault), p.expect.cause));
                 break;
+            case Where::kReadFault:
+                EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_READ_REQ);
+                EXPECT_TRUE(siwx_term_eq(siwx_term_for_access(SIWX_ACCESS_READ_SOURCE, d.fault),
+                                         p.expect.cause));
+                EXPECT_EQ(p.expect.echo_rdma.size(), size_t(SIWX_READ_REQ_LEN));
+                break;
+            case Where::kRecvTooShort:
+                // The receives hostile_target.c posts are 64 octets.
+                EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_SEND);
+                EXPECT_GT(r.seg.payload_len, 64u);
+                break;
+            case Where::kUnsolicited: {
+                siwx_rdq orq;
+                siwx_rdq_init(&orq, 4);
+                siwx_term err{};
+                EXPECT_EQ(siwx_rdq_atomic_response(&orq, &r.seg.u.atomic_resp, &err), nullptr);
+                EXPECT_TRUE(siwx_term_eq(err, p.expect.cause));
+                break;
+            }
             case Where::kNoRecv:
                 EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_IMM);
                 EXPECT_EQ(p.recvs, 0u);
