@@ -242,6 +242,20 @@ std::vector<Case> MakeCases() {
                      p.expect.echo_rdma = h;
                      return p;
                  }});
+    // The core's reading of rule 3 (core/term.c): every RDMAP-layer error
+    // on a Read Request echoes it, a header error too.
+    c.push_back({"read-rdmap-version", "RDMA Read Request with RDMAP version 0",
+                 [](const Target& t, bool crc) {
+                     siwx_read_req rr{0x1234, 0x1000, 16, t.rkey, t.addr};
+                     Bytes h(SIWX_READ_REQ_LEN);
+                     siwx_read_req_encode(&rr, h.data());
+                     Bytes u = UntaggedUlpdu(SIWX_OP_READ_REQ, SIWX_QN_READ, kFirstMsn, h);
+                     u[1] &= 0x3f;  // RV, RFC 5040 section 4.2
+                     Plan p = Echoing(u, crc, RdmapOp(SIWX_RDMAP_INVALID_VERSION),
+                                      "RDMA Read Request 16 octets, RV 0");
+                     p.expect.echo_rdma = h;
+                     return p;
+                 }});
     // RFC 5041 section 7.2: untagged buffer errors.
     c.push_back(
         {"send-too-long", "Send of 100 octets into a 64-octet receive",

@@ -92,6 +92,7 @@ const std::map<std::string, Decision>& Decisions() {
         {"read-bad-stag", {Where::kReadFault, SIWX_FAULT_INVALID_STAG}},
         {"send-too-long", {Where::kRecvTooShort}},
         {"send-bad-msn", {Where::kParser}},
+        {"read-rdmap-version", {Where::kParser}},
         {"unsolicited-atomic-resp", {Where::kUnsolicited}},
         {"bad-crc", {Where::kParser}},
     };
@@ -117,6 +118,13 @@ TEST(WirePeerCases, CoreReceiverAgrees) {
             if (!p.expect.echo_ddp.empty()) {
                 EXPECT_EQ(Bytes(r.seg.raw, r.seg.raw + r.seg.ddp_hdr_len), p.expect.echo_ddp);
                 EXPECT_EQ(r.seg.ulpdu_len, p.expect.seg_len);
+            }
+            // What the kernel echoes as the Read Request (kernel/siwx_rx.c
+            // siwx_conn_terminate: rx.seg.u.read).
+            if (!p.expect.echo_rdma.empty()) {
+                Bytes rh(SIWX_READ_REQ_LEN);
+                siwx_read_req_encode(&r.seg.u.read, rh.data());
+                EXPECT_EQ(rh, p.expect.echo_rdma);
             }
             continue;
         }
