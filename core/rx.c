@@ -147,9 +147,23 @@ static bool rx_decode_segment(struct siwx_rx *rx, struct siwx_term *err)
 	const u8 *ddp = rx->hdr + SIWX_MPA_LEN_FIELD;
 	u32 body;
 
+	/*
+	 * Kept before any check: a Terminate about this segment echoes its
+	 * DDP header (RFC 5040 section 7.1 rule 2, figure 10), including
+	 * when the header itself is what is wrong.
+	 */
+	memcpy(s->raw, ddp, s->ddp_hdr_len);
+	/*
+	 * Likewise a Read Request's own header, which a Terminate about it
+	 * echoes for RDMAP errors (rule 3), a bad RDMAP version included.
+	 * Zeros when it was not gathered, never a previous request's.
+	 */
+	memset(&s->u.read, 0, sizeof(s->u.read));
+	if ((ddp[1] & 0xf) == SIWX_OP_READ_REQ &&
+	    s->rdmap_hdr_len == SIWX_READ_REQ_LEN)
+		siwx_read_req_decode(ddp + s->ddp_hdr_len, &s->u.read);
 	if (!siwx_ddp_decode(ddp, s->ddp_hdr_len, &s->ddp, err))
 		return false;
-	memcpy(s->raw, ddp, s->ddp_hdr_len);
 	s->op = siwx_opinfo(s->ddp.opcode);
 	if (!rx_check_sequence(rx, err))
 		return false;

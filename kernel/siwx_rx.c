@@ -579,8 +579,13 @@ static void siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
 			siwx_rx_segment_end(conn);
 			break;
 		case SIWX_RX_ERROR:
+			/*
+			 * seg.op is set only once the header passed its
+			 * checks (else it is the last segment's); the opcode
+			 * is the refused segment's own.
+			 */
 			siwx_conn_terminate(conn, conn->rx.term, true,
-					    conn->rx.seg.op &&
+					    !conn->rx.seg.ddp.tagged &&
 					    conn->rx.seg.ddp.opcode ==
 					    SIWX_OP_READ_REQ);
 			return;
