@@ -20,6 +20,7 @@ if(SIWX_KDIR)
     OUTPUT ${SIWX_KMOD}
     COMMAND ${CMAKE_SOURCE_DIR}/scripts/kbuild ${SIWX_KDIR} ${SIWX_KMOD_DIR} -s
     DEPENDS ${_kmod_sources} ${CMAKE_SOURCE_DIR}/scripts/kbuild
+            ${CMAKE_SOURCE_DIR}/VERSION
     COMMENT "Kbuild: siwx.ko"
     VERBATIM)
   add_custom_target(kmod ALL DEPENDS ${SIWX_KMOD})

@@ -179,5 +179,6 @@ module_exit(siwx_exit);
 
 MODULE_DESCRIPTION("Soft-iWARP RNIC with RFC 7306 atomics and immediate data");
 MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(SIWX_VERSION);
 MODULE_SOFTDEP("pre: crc32c");
 MODULE_ALIAS_RDMA_LINK("siwx");

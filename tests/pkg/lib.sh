@@ -33,6 +33,7 @@ pkg_expected() {
 		{
 			echo "$src/dkms.conf"
 			echo "$src/Kbuild"
+			echo "$src/VERSION"
 			for f in "$tree"/kernel/*.c "$tree"/kernel/*.h; do
 				echo "$src/${f##*/}"
 			done
