@@ -108,6 +108,33 @@ struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off)
 	return mr->pages[rel >> PAGE_SHIFT];
 }
 
+/* A zeroed MR of @kind, counted against the device's limit. */
+static struct siwx_mr *siwx_mr_new(struct siwx_dev *dev,
+				   enum siwx_mr_kind kind)
+{
+	struct siwx_mr *mr;
+
+	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&dev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->kind = kind;
+	return mr;
+}
+
+/* Undo siwx_mr_new and what was gathered since; the MR has no STag. */
+static void siwx_mr_discard(struct siwx_dev *dev, struct siwx_mr *mr)
+{
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	atomic_dec(&dev->num_mr);
+}
+
 struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct siwx_dev *dev = to_siwx_dev(ibpd->device);
@@ -117,27 +144,18 @@ struct ib_mr *siwx_get_dma_mr(struct ib_pd *ibpd, int access)
 	rv = siwx_mr_check_access(access);
 	if (rv)
 		return ERR_PTR(rv);
-	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		rv = -ENOMEM;
-		goto err_count;
-	}
-	mr->kind = SIWX_MR_DMA;
+	mr = siwx_mr_new(dev, SIWX_MR_DMA);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->valid = true;
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	rv = siwx_mr_add(dev, mr, access);
-	if (rv)
-		goto err_free;
+	if (rv) {
+		siwx_mr_discard(dev, mr);
+		return ERR_PTR(rv);
+	}
 	return &mr->ibmr;
-
-err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&dev->num_mr);
-	return ERR_PTR(rv);
 }
 
 static int siwx_mr_collect_pages(struct siwx_mr *mr)
@@ -162,6 +180,7 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
 {
 	struct siwx_dev *dev = to_siwx_dev(ibpd->device);
+	struct ib_umem *umem;
 	struct siwx_mr *mr;
 	int rv;
 
@@ -170,22 +189,18 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(rv);
 	if (!length)
 		return ERR_PTR(-EINVAL);
-	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		rv = -ENOMEM;
-		goto err_count;
+	mr = siwx_mr_new(dev, SIWX_MR_USER);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		rv = PTR_ERR(umem);
+		goto err;
 	}
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		rv = PTR_ERR(mr->umem);
-		goto err_free;
-	}
+	mr->umem = umem;
 	rv = siwx_mr_collect_pages(mr);
 	if (rv)
-		goto err_umem;
-	mr->kind = SIWX_MR_USER;
+		goto err;
 	mr->valid = true;
 	mr->iova = iova;
 	mr->length = length;
@@ -194,16 +209,11 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.length = length;
 	rv = siwx_mr_add(dev, mr, access);
 	if (rv)
-		goto err_umem;
+		goto err;
 	return &mr->ibmr;
 
-err_umem:
-	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
-err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&dev->num_mr);
+err:
+	siwx_mr_discard(dev, mr);
 	return ERR_PTR(rv);
 }
 
@@ -218,33 +228,18 @@ struct ib_mr *siwx_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > SIWX_MAX_FR_PAGES)
 		return ERR_PTR(-EINVAL);
-	if (!siwx_count_get(&dev->num_mr, SIWX_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		rv = -ENOMEM;
-		goto err_count;
-	}
+	mr = siwx_mr_new(dev, SIWX_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages) {
-		rv = -ENOMEM;
-		goto err_free;
-	}
-	mr->kind = SIWX_MR_FAST;
 	mr->max_pages = max_num_sg;
 	/* Invalid until a REG_MR work request registers it */
-	rv = siwx_mr_add(dev, mr, 0);
-	if (rv)
-		goto err_pages;
+	rv = mr->pages ? siwx_mr_add(dev, mr, 0) : -ENOMEM;
+	if (rv) {
+		siwx_mr_discard(dev, mr);
+		return ERR_PTR(rv);
+	}
 	return &mr->ibmr;
-
-err_pages:
-	kvfree(mr->pages);
-err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&dev->num_mr);
-	return ERR_PTR(rv);
 }
 
 static int siwx_mr_set_page(struct ib_mr *ibmr, u64 addr)
@@ -348,12 +343,7 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	xa_erase_bh(&dev->mrs, mr->stag >> SIWX_STAG_KEY_BITS);
 	siwx_mr_put(mr);
 	wait_for_completion(&mr->released);
-
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	kvfree(mr->pages);
-	kfree(mr);
-	atomic_dec(&dev->num_mr);
+	siwx_mr_discard(dev, mr);
 	return 0;
 }
 

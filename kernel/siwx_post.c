@@ -38,6 +38,40 @@ static int siwx_ksqe_inline(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
 	return 0;
 }
 
+/*
+ * The operands as the provider lays them out (abi.h): the plain verbs
+ * atomics with the masks RFC 7306 gives them (FetchAdd: Add Mask 0;
+ * CmpSwap: all ones), the masked ones with the caller's.
+ */
+static void siwx_ksqe_atomic(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
+{
+	const struct ib_atomic_wr *a = atomic_wr(wr);
+
+	sqe->rkey = a->rkey;
+	sqe->raddr = a->remote_addr;
+	switch (wr->opcode) {
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->add_swap = a->compare_add;
+		break;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		sqe->add_swap = a->compare_add;
+		sqe->add_swap_mask = a->compare_add_mask;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->compare = a->compare_add;
+		sqe->compare_mask = ~0ULL;
+		sqe->add_swap = a->swap;
+		sqe->add_swap_mask = ~0ULL;
+		break;
+	default:
+		sqe->compare = a->compare_add;
+		sqe->compare_mask = a->compare_add_mask;
+		sqe->add_swap = a->swap;
+		sqe->add_swap_mask = a->swap_mask;
+		break;
+	}
+}
+
 static int siwx_ksqe_op(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
 {
 	switch (wr->opcode) {
@@ -61,31 +95,10 @@ static int siwx_ksqe_op(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		sqe->rkey = atomic_wr(wr)->rkey;
-		sqe->raddr = atomic_wr(wr)->remote_addr;
-		sqe->add_swap = atomic_wr(wr)->compare_add;
-		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
-		sqe->rkey = atomic_wr(wr)->rkey;
-		sqe->raddr = atomic_wr(wr)->remote_addr;
-		sqe->compare = atomic_wr(wr)->compare_add;
-		sqe->compare_mask = ~0ULL;
-		sqe->add_swap = atomic_wr(wr)->swap;
-		sqe->add_swap_mask = ~0ULL;
-		break;
 	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		sqe->rkey = atomic_wr(wr)->rkey;
-		sqe->raddr = atomic_wr(wr)->remote_addr;
-		sqe->add_swap = atomic_wr(wr)->compare_add;
-		sqe->add_swap_mask = atomic_wr(wr)->compare_add_mask;
-		break;
 	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
-		sqe->rkey = atomic_wr(wr)->rkey;
-		sqe->raddr = atomic_wr(wr)->remote_addr;
-		sqe->compare = atomic_wr(wr)->compare_add;
-		sqe->compare_mask = atomic_wr(wr)->compare_add_mask;
-		sqe->add_swap = atomic_wr(wr)->swap;
-		sqe->add_swap_mask = atomic_wr(wr)->swap_mask;
+		siwx_ksqe_atomic(sqe, wr);
 		break;
 	case IB_WR_REG_MR:
 		sqe->rkey = reg_wr(wr)->key;
