@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* MPA connection setup decisions (RFC 5044 7.1, RFC 6581). */
 #include <siwx/proto/mpa_nego.h>
+#include <siwx/proto/rdmap.h>
 
 static u16 min_u16(u16 a, u16 b)
 {
@@ -156,4 +157,41 @@ enum siwx_mpa_verdict siwx_mpa_check_reply(const struct siwx_mpa_policy *pol,
 		conn->rtr = rep->rtr;
 	}
 	return SIWX_MPA_ACCEPTED;
+}
+
+bool siwx_mpa_rtr_hdr(u8 rtr, u32 send_msn, struct siwx_ddp_hdr *h)
+{
+	struct siwx_ddp_hdr z = { .last = true };
+
+	*h = z;
+	switch (rtr) {
+	case SIWX_MPA_RTR_WRITE:
+		h->opcode = SIWX_OP_WRITE;
+		h->tagged = true;
+		return true;
+	case SIWX_MPA_RTR_SEND:
+		h->opcode = SIWX_OP_SEND;
+		h->qn = SIWX_QN_SEND;
+		h->msn = send_msn;
+		return true;
+	default:
+		return false;
+	}
+}
+
+enum siwx_rtr_verdict siwx_mpa_rtr_check(u8 rtr, const struct siwx_ddp_hdr *h,
+					 u32 payload_len,
+					 struct siwx_term *err)
+{
+	bool zero = h->last && !payload_len && (h->tagged || !h->mo);
+
+	if (rtr == SIWX_MPA_RTR_WRITE && h->opcode == SIWX_OP_WRITE && zero)
+		return SIWX_RTR_DISCARD;
+	if (rtr == SIWX_MPA_RTR_SEND && h->opcode == SIWX_OP_SEND && zero)
+		return SIWX_RTR_DISCARD;
+	/* The Read Request names a zero-length source; answered as usual */
+	if (rtr == SIWX_MPA_RTR_READ && h->opcode == SIWX_OP_READ_REQ)
+		return SIWX_RTR_SERVE;
+	*err = llp_err(SIWX_LLP_NO_MATCHING_RTR);
+	return SIWX_RTR_INVALID;
 }

@@ -4,10 +4,11 @@
  * MPA Request/Reply exchange. Every negotiation decision comes from the
  * protocol core (mpa_nego.h); this file only moves the frames.
  *
- * Policy: CRC and the MPA revision follow the module parameters; we
- * never ask for peer-to-peer mode and, as a Responder, accept no RTR
- * type yet, so a peer-to-peer Request is refused with the core's "no
- * matching RTR" (a Reply with the R bit).
+ * Policy: CRC, the MPA revision and peer-to-peer mode (RFC 6581) follow
+ * the module parameters. As Initiator we offer a zero-length Write or
+ * Send as RTR and send it first (TX, conn->rtr_send); as Responder we
+ * take any RTR type and send nothing before it arrived (conn->rtr_wait,
+ * cleared by RX).
  *
  * Passive: the listening socket's data_ready queues accept_work, which
  * accepts every pending connection and gives each a cm_work reading its
@@ -331,6 +332,8 @@ int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	id->add_ref(id);
 	conn->id = id;
+	/* Peer-to-peer: nothing goes out before the Initiator's RTR */
+	WRITE_ONCE(conn->rtr_wait, conn->mpa.rtr != 0);
 	siwx_conn_start(conn);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_ESTABLISHED, 0, NULL);
 	conn->established = true;
@@ -409,7 +412,11 @@ static void siwx_cm_active_work(struct work_struct *work)
 		mutex_unlock(&conn->mutex);
 		goto fail;
 	}
+	/* Peer-to-peer: our RTR is the first message (TX sends it first) */
+	conn->rtr_send = conn->mpa.rtr != 0;
 	siwx_conn_start(conn);
+	if (conn->rtr_send)
+		siwx_tx_kick(conn);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, 0, &rep);
 	conn->established = true;
 	mutex_unlock(&conn->mutex);
@@ -442,6 +449,7 @@ int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (!conn)
 		return -ENOMEM;
 	conn->cm_qp = to_siwx_qp(ibqp);
+	conn->pol.rtr_types = SIWX_MPA_RTR_WRITE | SIWX_MPA_RTR_SEND;
 	conn->ulp_ird = min_t(u32, param->ird, SIWX_MAX_IRD);
 	conn->ulp_ord = min_t(u32, param->ord, SIWX_MAX_ORD);
 	conn->ulp_pd_len = param->private_data_len;

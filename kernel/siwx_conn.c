@@ -33,6 +33,10 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	conn->dev = dev;
 	conn->pol.crc = siwx_mpa_crc;
 	conn->pol.rev = siwx_mpa_rev == 1 ? 1 : 2;
+	conn->pol.p2p = siwx_mpa_p2p;
+	/* As Responder we take any RTR (siwx_cm.c narrows what we send) */
+	conn->pol.rtr_types = SIWX_MPA_RTR_WRITE | SIWX_MPA_RTR_READ |
+			      SIWX_MPA_RTR_SEND;
 	conn->pol.max_ird = SIWX_MAX_IRD;
 	conn->pol.max_ord = SIWX_MAX_ORD;
 	return conn;

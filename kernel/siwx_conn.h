@@ -42,6 +42,7 @@ extern struct workqueue_struct *siwx_cm_wq;
 extern struct workqueue_struct *siwx_tx_wq;
 extern bool siwx_mpa_crc;
 extern uint siwx_mpa_rev;
+extern bool siwx_mpa_p2p;
 
 struct siwx_listener;
 
@@ -83,6 +84,10 @@ struct siwx_conn {
 	bool established;		/* DISCONNECT and CLOSE are owed */
 	bool abortive;
 	bool replied;			/* passive: accepted or rejected */
+	/* Peer-to-peer (RFC 6581): RTR owed by us, or awaited from the peer */
+	bool rtr_send;			/* TX only */
+	bool rtr_wait;			/* set by the CM, cleared by RX */
+	bool rx_rtr;			/* RX: the message is the RTR */
 
 	struct work_struct cm_work;
 	struct work_struct close_work;

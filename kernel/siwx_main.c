@@ -25,6 +25,11 @@ uint siwx_mpa_rev = 2;
 module_param_named(mpa_rev, siwx_mpa_rev, uint, 0644);
 MODULE_PARM_DESC(mpa_rev, "MPA revision of our Requests: 1 or 2 (RFC 6581)");
 
+bool siwx_mpa_p2p;
+module_param_named(mpa_p2p, siwx_mpa_p2p, bool, 0644);
+MODULE_PARM_DESC(mpa_p2p,
+		 "Ask for peer-to-peer mode (RFC 6581 RTR) when connecting");
+
 static LIST_HEAD(siwx_devs);
 /* Protects siwx_devs; taken under rtnl (netdev events), never around it */
 static DEFINE_MUTEX(siwx_devs_lock);

@@ -218,6 +218,30 @@ static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
 	conn->rx_mr = mr;
 }
 
+/*
+ * Peer-to-peer Responder, first message: the RTR is taken without
+ * delivering anything; a Read RTR is served like any Read. Returns
+ * whether the segment goes on to the usual processing.
+ */
+static bool siwx_rx_rtr(struct siwx_conn *conn)
+{
+	const struct siwx_rx_seg *seg = &conn->rx.seg;
+	struct siwx_term err;
+
+	switch (siwx_mpa_rtr_check(conn->mpa.rtr, &seg->ddp, seg->payload_len,
+				   &err)) {
+	case SIWX_RTR_DISCARD:
+		conn->rx_rtr = true;
+		return false;
+	case SIWX_RTR_SERVE:
+		WRITE_ONCE(conn->rtr_wait, false);
+		return true;
+	default:
+		siwx_conn_terminate(conn, err, true, false);
+		return false;
+	}
+}
+
 static void siwx_rx_segment(struct siwx_conn *conn)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
@@ -226,6 +250,8 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 	struct siwx_term err;
 	bool complete;
 
+	if (unlikely(READ_ONCE(conn->rtr_wait)) && !siwx_rx_rtr(conn))
+		return;
 	switch (seg->ddp.opcode) {
 	case SIWX_OP_WRITE:
 		siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
@@ -495,6 +521,14 @@ static void siwx_rx_segment_end(struct siwx_conn *conn)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
 	u8 op = seg->ddp.opcode;
+
+	if (unlikely(conn->rx_rtr)) {
+		/* The RTR is in: the data path may send now */
+		conn->rx_rtr = false;
+		WRITE_ONCE(conn->rtr_wait, false);
+		siwx_tx_kick(conn);
+		return;
+	}
 
 	if (conn->rx_mr) {
 		siwx_mr_put(conn->rx_mr);

@@ -685,6 +685,19 @@ static void siwx_tx_terminate(struct siwx_conn *conn)
 	siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
 }
 
+/* Peer-to-peer Initiator: the agreed RTR message (siwx_mpa_rtr_hdr). */
+static int siwx_tx_rtr(struct siwx_conn *conn)
+{
+	struct siwx_tx_src none = {};
+	struct siwx_ddp_hdr h;
+
+	if (!siwx_mpa_rtr_hdr(conn->mpa.rtr, conn->tx_msn[SIWX_QN_SEND], &h))
+		return -EPROTO;
+	if (!h.tagged)
+		conn->tx_msn[SIWX_QN_SEND]++;
+	return siwx_tx_message(conn, &h, NULL, 0, &none, 0, false);
+}
+
 static bool siwx_tx_more(struct siwx_conn *conn)
 {
 	struct siwx_qp *qp = conn->qp;
@@ -717,6 +730,15 @@ void siwx_tx_work(struct work_struct *work)
 			siwx_conn_close(conn, true);
 			return;
 		}
+		if (conn->rtr_send) {
+			rv = siwx_tx_rtr(conn);
+			if (rv)
+				break;
+			conn->rtr_send = false;
+		}
+		/* Peer-to-peer Responder: RX kicks us when the RTR arrived */
+		if (READ_ONCE(conn->rtr_wait))
+			return;
 		rv = siwx_tx_responses(conn);
 		if (rv)
 			break;

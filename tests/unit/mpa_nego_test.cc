@@ -157,6 +157,59 @@ TEST(MpaNego, InitiatorChecksTheChosenRtr) {
     EXPECT_EQ(conn.rtr, SIWX_MPA_RTR_READ);
 }
 
+// RFC 6581: the Initiator's first message is the RTR the Responder chose;
+// nothing is placed or delivered for it.
+TEST(MpaNego, RtrMessageHeaders) {
+    siwx_ddp_hdr h;
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 7, &h));
+    EXPECT_EQ(h.opcode, SIWX_OP_WRITE);
+    EXPECT_TRUE(h.tagged);
+    EXPECT_TRUE(h.last);
+    EXPECT_EQ(h.stag, 0u);
+    EXPECT_EQ(h.to, 0u);
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &h));
+    EXPECT_EQ(h.opcode, SIWX_OP_SEND);
+    EXPECT_FALSE(h.tagged);
+    EXPECT_TRUE(h.last);
+    EXPECT_EQ(h.qn, static_cast<u32>(SIWX_QN_SEND));
+    EXPECT_EQ(h.msn, 1u);
+    EXPECT_EQ(h.mo, 0u);
+    // We never offer a Read RTR, so we cannot be asked to send one.
+    EXPECT_FALSE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_READ, 1, &h));
+    EXPECT_FALSE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE | SIWX_MPA_RTR_SEND, 1, &h));
+}
+
+TEST(MpaNego, ResponderTakesOnlyTheAgreedRtr) {
+    const siwx_term no_rtr =
+        siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_NO_MATCHING_RTR);
+    siwx_ddp_hdr write, send, read{};
+    siwx_term err{};
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 1, &write));
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &send));
+    read.opcode = SIWX_OP_READ_REQ;
+    read.qn = SIWX_QN_READ;
+    read.msn = 1;
+    read.last = true;
+
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_WRITE, &write, 0, &err), SIWX_RTR_DISCARD);
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_SEND, &send, 0, &err), SIWX_RTR_DISCARD);
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_READ, &read, 0, &err), SIWX_RTR_SERVE);
+
+    // The wrong type, or data where only a zero-length message may be.
+    err = {};
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_WRITE, &send, 0, &err), SIWX_RTR_INVALID);
+    EXPECT_EQ(err, no_rtr);
+    err = {};
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_SEND, &read, 0, &err), SIWX_RTR_INVALID);
+    EXPECT_EQ(err, no_rtr);
+    err = {};
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_WRITE, &write, 1, &err), SIWX_RTR_INVALID);
+    EXPECT_EQ(err, no_rtr);
+    siwx_ddp_hdr first_of_many = send;
+    first_of_many.last = false;
+    EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_SEND, &first_of_many, 0, &err), SIWX_RTR_INVALID);
+}
+
 TEST(MpaNego, RelaxedIrdOrd) {
     siwx_mpa_policy pol = Policy();
     siwx_mpa_rr req;

@@ -18,6 +18,7 @@
 #ifndef SIWX_PROTO_MPA_NEGO_H
 #define SIWX_PROTO_MPA_NEGO_H
 
+#include "ddp.h"
 #include "mpa.h"
 #include "term.h"
 #include "types.h"
@@ -78,5 +79,30 @@ enum siwx_mpa_verdict siwx_mpa_check_reply(const struct siwx_mpa_policy *pol,
 					   const struct siwx_mpa_rr *rep,
 					   struct siwx_mpa_conn *conn,
 					   struct siwx_term *err);
+
+/*
+ * Initiator of a peer-to-peer connection: the DDP header of the RTR
+ * message @rtr (one type), its first message: a zero-length RDMA Write
+ * (STag 0, TO 0: nothing is placed) or a zero-length Send, which takes
+ * @send_msn, the first MSN of QN 0. False for a Read RTR, which an
+ * Initiator of ours never offers (its Read Response would need an ORD
+ * credit and a sink of its own).
+ */
+bool siwx_mpa_rtr_hdr(u8 rtr, u32 send_msn, struct siwx_ddp_hdr *h);
+
+enum siwx_rtr_verdict {
+	SIWX_RTR_DISCARD,	/* the RTR: take it, deliver nothing */
+	SIWX_RTR_SERVE,		/* a Read RTR: answer it like any Read */
+	SIWX_RTR_INVALID,	/* not the agreed RTR; @err says why */
+};
+
+/*
+ * Responder of a peer-to-peer connection, which sends nothing before the
+ * RTR arrives (RFC 6581): what to make of the first segment of the first
+ * message, @h with @payload_len octets, given the agreed type @rtr.
+ */
+enum siwx_rtr_verdict siwx_mpa_rtr_check(u8 rtr, const struct siwx_ddp_hdr *h,
+					 u32 payload_len,
+					 struct siwx_term *err);
 
 #endif /* SIWX_PROTO_MPA_NEGO_H */
