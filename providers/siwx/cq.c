@@ -85,6 +85,13 @@ int siwx_poll_cq_imm8(struct ibv_cq *ibcq, int num, struct ibv_wc *wc,
 	struct siwx_cqe *cqe;
 	int n;
 
+	/*
+	 * Busy-polling consumers mostly find the CQ empty: say so without
+	 * the lock (a racing poller may take the CQE we saw; then the
+	 * locked loop below finds nothing).
+	 */
+	if (!siwx_ring_ready(&cq->ring))
+		return 0;
 	pthread_spin_lock(&cq->lock);
 	for (n = 0; n < num; n++) {
 		cqe = siwx_ring_peek(&cq->ring);

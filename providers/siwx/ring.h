@@ -108,7 +108,19 @@ static inline void siwx_ring_consume(struct siwx_ring *r)
 {
 	__atomic_store_n(siwx_elem_flags(siwx_ring_at(r, r->pos)), 0,
 			 __ATOMIC_RELEASE);
-	r->pos = siwx_ring_next(r, r->pos);
+	/* atomic: siwx_ring_ready() reads it without the consumer's lock */
+	__atomic_store_n(&r->pos, siwx_ring_next(r, r->pos), __ATOMIC_RELAXED);
+}
+
+/*
+ * Consumer, without its lock: whether an element looks published. Only a
+ * hint (another consumer may take it first); false means come back later.
+ */
+static inline bool siwx_ring_ready(const struct siwx_ring *r)
+{
+	uint32_t pos = __atomic_load_n(&r->pos, __ATOMIC_RELAXED);
+
+	return siwx_elem_load_flags(siwx_ring_at(r, pos)) & SIWX_ELEM_VALID;
 }
 
 /* Producer: the current element if it is free (else the ring is full). */
