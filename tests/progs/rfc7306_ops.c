@@ -26,8 +26,8 @@
  *   statuses must be exactly the expected ones, the QP must be in ERROR
  *   afterwards (a later Send is flushed), nothing may hang, and the
  *   server must survive, see no successful receive and find its atomic
- *   targets unchanged. Default expectations (siwx, README "A Terminate
- *   from the peer"):
+ *   targets unchanged; each connection's QP gets IBV_EVENT_QP_FATAL.
+ *   Default expectations (siwx, README "A Terminate from the peer"):
  *     fa, cas    IBV_WC_REM_OP_ERR: the Terminate completes the oldest
  *                outstanding Read/Atomic, the refused request itself.
  *     wimm       IBV_WC_SUCCESS: an RDMA Write completes once sent;
@@ -743,6 +743,32 @@ static bool foreign_wait(struct ctx *x, uint64_t wr_id, int want,
  * The QP must be in ERROR: a Send posted now is flushed (or refused), and
  * the state says so once the connection is gone.
  */
+/*
+ * The peer's Terminate also ends up as the QP's affiliated asynchronous
+ * error (README "A Terminate from the peer"): for a Send, Write or
+ * Immediate Data it is the only report a requester gets. siw's
+ * Unexpected OpCode is an operation error: IBV_EVENT_QP_FATAL.
+ */
+static void foreign_async(struct ctx *x, const char *what)
+{
+	struct ibv_context *ctx = x->c.id->verbs;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&p, 1, 5000) != 1 || ibv_get_async_event(ctx, &ev)) {
+		tp_fail("%s: no asynchronous event within 5 s", what);
+		return;
+	}
+	if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != x->c.qp)
+		tp_fail("%s: asynchronous event %s, expected %s on the QP",
+			what, ibv_event_type_str(ev.event_type),
+			ibv_event_type_str(IBV_EVENT_QP_FATAL));
+	else
+		tp_log("%s: asynchronous event %s on the QP", what,
+		       ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+}
+
 static void foreign_after(struct ctx *x, const char *what)
 {
 	uint64_t deadline = tp_now_ms() + (uint64_t)x->o.timeout_ms;
@@ -824,6 +850,7 @@ static int client_foreign(struct ctx *x)
 		if (k == 2 && !foreign_wait(x, 2, x->o.fexp[F_WIMM_READ],
 					    "RDMA Read after write-with-imm"))
 			return 1;
+		foreign_async(x, what);
 		foreign_after(x, what);
 		tp_close(&x->c, 5000);
 	}
