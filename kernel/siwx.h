@@ -379,7 +379,7 @@ u8 siwx_wr_to_wc_opcode(u8 wr_opcode);
 void siwx_sq_complete(struct siwx_qp *qp);
 void siwx_qp_flush(struct siwx_qp *qp);
 void siwx_qp_flush_final(struct siwx_qp *qp);
-void siwx_qp_doorbell(struct siwx_qp *qp);
+void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall);
 
 /* siwx_conn.c */
 void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);

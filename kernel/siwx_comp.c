@@ -207,17 +207,29 @@ void siwx_qp_flush_final(struct siwx_qp *qp)
 /*
  * The doorbells (a post_send or post_recv without WRs): start the TX
  * engine, or, in ERROR with no connection left, flush what was posted.
+ * @in_syscall: a user's send doorbell, which may run the engine itself
+ * (kernel ULPs post from any context).
  */
-void siwx_qp_doorbell(struct siwx_qp *qp)
+void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall)
 {
+	struct siwx_conn *conn = NULL;
 	bool flush = false;
 
 	spin_lock_bh(&qp->sq_lock);
-	if (qp->dp_active)
-		siwx_tx_kick(qp->conn);
-	else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn)
+	if (qp->dp_active) {
+		conn = qp->conn;
+		if (in_syscall)
+			siwx_conn_get(conn);
+		else
+			siwx_tx_kick(conn);
+	} else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn) {
 		flush = true;	/* else the closing connection flushes */
+	}
 	spin_unlock_bh(&qp->sq_lock);
+	if (conn && in_syscall) {
+		siwx_tx_doorbell(qp, conn);
+		siwx_conn_put(conn);
+	}
 	if (flush)
 		siwx_qp_flush_final(qp);
 }

@@ -30,6 +30,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	INIT_LIST_HEAD(&conn->lentry);
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	INIT_WORK(&conn->tx_work, siwx_tx_work);
+	mutex_init(&conn->tx_mutex);
 	conn->dev = dev;
 	conn->pol.crc = siwx_mpa_crc;
 	conn->pol.rev = siwx_mpa_rev == 1 ? 1 : 2;
@@ -277,6 +278,9 @@ static void siwx_conn_close_work(struct work_struct *work)
 		qp->dp_active = false;
 		spin_unlock_bh(&qp->sq_lock);
 		cancel_work_sync(&conn->tx_work);
+		/* and for a doorbell's run of the engine (tx_stop ends it) */
+		mutex_lock(&conn->tx_mutex);
+		mutex_unlock(&conn->tx_mutex);
 		mutex_lock(&qp->state_lock);
 		qp->state = IB_QPS_ERR;
 		mutex_unlock(&qp->state_lock);

@@ -7,7 +7,10 @@
  * Contexts:
  *   cm_work     CM workqueue: connect + MPA exchange (active), reading
  *               the MPA Request (passive). May block on the socket.
- *   tx_work     TX workqueue: the only sender once the data path runs.
+ *   tx_work     TX workqueue: sends once the data path runs; a user's
+ *               send doorbell may run the same engine in its system call
+ *               (siwx_tx_doorbell). tx_mutex makes either the only
+ *               sender.
  *   RX          sk_data_ready (softirq or process context, socket lock
  *               held) -> tcp_read_sock -> siwx_rx_actor.
  *   close_work  CM workqueue: stops the data path, flushes, upcalls.
@@ -37,6 +40,10 @@
 #define SIWX_MPA_FRAME_MAX (SIWX_MPA_RR_HDR_LEN + SIWX_MPA_MAX_PD_LEN)
 #define SIWX_MPA_TIMEOUT (10 * HZ)
 #define SIWX_TX_BVECS 48
+/* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
+#define SIWX_TX_INLINE_WRS 16
+#define SIWX_TX_INLINE_BYTES 4096
+#define SIWX_TX_INLINE_ROOM (16 * 1024)
 
 extern struct workqueue_struct *siwx_cm_wq;
 extern struct workqueue_struct *siwx_tx_wq;
@@ -92,6 +99,7 @@ struct siwx_conn {
 	struct work_struct cm_work;
 	struct work_struct close_work;
 	struct work_struct tx_work;
+	struct mutex tx_mutex;		/* held by whoever runs the engine */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
@@ -115,8 +123,11 @@ struct siwx_conn {
 	u64 irq_orig[SIWX_RDQ_MAX];	/* atomics: original value */
 	struct siwx_sge orq_sink[SIWX_RDQ_MAX];	/* atomics: result SGE */
 
-	/* TX (tx_work only) */
+	/* TX (under tx_mutex) */
 	bool tx_stop;
+	bool tx_corked;			/* TCP may hold our last FPDU back */
+	bool tx_follows;		/* the message's sequel comes next */
+	bool tx_in_syscall;		/* siwx_tx_doorbell() runs the engine */
 	bool term_pending;		/* set by RX, sent by TX */
 	struct siwx_term_hdr term;
 	u32 mulpdu;
@@ -184,6 +195,7 @@ void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 /* siwx_tx.c */
 void siwx_tx_work(struct work_struct *work);
 void siwx_tx_kick(struct siwx_conn *conn);
+void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
 void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
 
 /* siwx_rx.c */

@@ -166,7 +166,7 @@ int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int rv = 0;
 
 	if (!wr) {
-		siwx_qp_doorbell(qp);
+		siwx_qp_doorbell(qp, !!ibqp->uobject);
 		return 0;
 	}
 	if (ibqp->uobject) {
@@ -196,7 +196,7 @@ int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	spin_unlock_irqrestore(&qp->post_lock, flags);
 	if (rv)
 		*bad_wr = wr;
-	siwx_qp_doorbell(qp);
+	siwx_qp_doorbell(qp, false);
 	return rv;
 }
 
@@ -233,7 +233,7 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int rv = 0;
 
 	if (!wr) {
-		siwx_qp_doorbell(qp);
+		siwx_qp_doorbell(qp, false);
 		return 0;
 	}
 	if (ibqp->uobject || qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
@@ -252,7 +252,7 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 	/* A QP in ERROR completes them right away, with a flush error */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		siwx_qp_doorbell(qp);
+		siwx_qp_doorbell(qp, false);
 	return rv;
 }
 

@@ -105,7 +105,7 @@ out:
 	if (disconnect) {
 		siwx_qp_disconnect(qp, attr->qp_state == IB_QPS_ERR);
 		if (attr->qp_state == IB_QPS_ERR)
-			siwx_qp_doorbell(qp);
+			siwx_qp_doorbell(qp, false);
 	}
 	return rv;
 }

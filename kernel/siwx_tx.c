@@ -9,9 +9,16 @@
  *
  * Sends block (the work item sleeps while the socket is full); closing
  * shuts the socket down, which ends any send in progress.
+ *
+ * An FPDU goes to TCP with MSG_MORE while more is ready to follow it, so
+ * that the small messages of a busy SQ share segments instead of each
+ * costing a packet; what TCP still holds back is pushed whenever the
+ * engine stops for now (siwx_tx_pause): idle, stalled, or waiting for
+ * the peer's RTR.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/tcp.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_user_verbs.h>
@@ -31,17 +38,32 @@ void siwx_tx_kick(struct siwx_conn *conn)
 	queue_work(siwx_tx_wq, &conn->tx_work);
 }
 
+static bool siwx_tx_more(struct siwx_conn *conn);
+
 static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 			int flags)
 {
 	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
 	int rv;
 
+	conn->tx_corked = flags & MSG_MORE;
+	/*
+	 * In a system call a blocking send would end early when a signal
+	 * is pending (mid-FPDU); siwx_tx_inline_ok() made sure the socket
+	 * has room, so not sleeping in TCP is cheap, and in the rare case
+	 * it is full after all we wait here, in steps, until closing.
+	 */
+	if (conn->tx_in_syscall)
+		msg.msg_flags |= MSG_DONTWAIT;
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->bvec, nb, len);
 	while (msg_data_left(&msg)) {
 		if (READ_ONCE(conn->tx_stop))
 			return -ECONNRESET;
 		rv = sock_sendmsg(conn->sock, &msg);
+		if (rv == -EAGAIN && conn->tx_in_syscall) {
+			schedule_timeout_uninterruptible(1);
+			continue;
+		}
 		if (rv <= 0)
 			return rv ? rv : -EPIPE;
 	}
@@ -79,10 +101,11 @@ static void siwx_tx_add_kbuf(struct siwx_conn *conn, struct siwx_tx_vec *v,
 /* One FPDU: header, @seg->payload_len octets from @src, trailer. */
 static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    const struct siwx_tx_seg *seg,
-			    struct siwx_tx_src *src, bool more)
+			    struct siwx_tx_src *src)
 {
 	bool crc_on = conn->mpa.crc;
 	struct siwx_tx_vec v = {};
+	bool more;
 	u32 crc = SIWX_CRC32C_INIT;
 	u32 left = seg->payload_len;
 	size_t tlen;
@@ -139,14 +162,14 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	}
 	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
 	siwx_tx_add_kbuf(conn, &v, conn->tx_trailer, tlen);
+	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
 	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0);
 }
 
 /* One RDMAP message, cut into FPDUs of at most MULPDU. */
 static int siwx_tx_message(struct siwx_conn *conn,
 			   const struct siwx_ddp_hdr *hdr, const u8 *rdmap,
-			   u32 rdmap_len, struct siwx_tx_src *src, u32 len,
-			   bool more)
+			   u32 rdmap_len, struct siwx_tx_src *src, u32 len)
 {
 	struct siwx_tx_msg m;
 	int rv;
@@ -155,8 +178,7 @@ static int siwx_tx_message(struct siwx_conn *conn,
 	src->off = 0;
 	siwx_tx_msg_init(&m, hdr, rdmap, rdmap_len, len);
 	while (siwx_tx_next(&m, conn->mulpdu, &conn->seg)) {
-		rv = siwx_tx_put_fpdu(conn, &conn->seg, src,
-				      more || !conn->seg.last);
+		rv = siwx_tx_put_fpdu(conn, &conn->seg, src);
 		if (rv)
 			return rv;
 	}
@@ -271,8 +293,7 @@ static int siwx_tx_imm(struct siwx_conn *conn, const struct siwx_sqe *sqe)
 	};
 	struct siwx_tx_src none = {};
 
-	return siwx_tx_message(conn, &h, sqe->imm, SIWX_IMM_LEN, &none, 0,
-			       false);
+	return siwx_tx_message(conn, &h, sqe->imm, SIWX_IMM_LEN, &none, 0);
 }
 
 static bool siwx_sqe_has_payload(const struct siwx_sqe *sqe)
@@ -317,8 +338,10 @@ static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
 		h.qn = SIWX_QN_SEND;
 		h.msn = conn->tx_msn[SIWX_QN_SEND]++;
 	}
-	rv = siwx_tx_message(conn, &h, NULL, 0, &conn->src, len,
-			     sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+	/* Write with Immediate: the Immediate Data message follows */
+	conn->tx_follows = sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	rv = siwx_tx_message(conn, &h, NULL, 0, &conn->src, len);
+	conn->tx_follows = false;
 	siwx_tx_src_put(&conn->src);
 	if (!rv && sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
 		rv = siwx_tx_imm(conn, sqe);
@@ -361,7 +384,7 @@ static int siwx_tx_read(struct siwx_conn *conn, u32 pos)
 		return -EIO;
 	len = siwx_read_req_encode(&r, conn->tx_rdmap);
 	h.msn = conn->tx_msn[SIWX_QN_READ]++;
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
 }
 
 static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
@@ -401,7 +424,7 @@ static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
 		return -EIO;
 	len = siwx_atomic_req_encode(&r, conn->tx_rdmap);
 	h.msn = conn->tx_msn[SIWX_QN_READ]++;
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
 }
 
 /* Kernel ULPs' fast registration (siwx_post.c carries its fields) */
@@ -603,7 +626,7 @@ static int siwx_tx_read_resp(struct siwx_conn *conn,
 		src->el[0].len = r->size;
 		src->n = 1;
 	}
-	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size, false);
+	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size);
 	siwx_tx_src_put(src);
 	return rv;
 }
@@ -619,7 +642,7 @@ static int siwx_tx_atomic_resp(struct siwx_conn *conn, u32 req_id, u64 orig)
 	struct siwx_tx_src none = {};
 	u32 len = siwx_atomic_resp_encode(&resp, conn->tx_rdmap);
 
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
 }
 
 static bool siwx_tx_resp_ready(struct siwx_conn *conn)
@@ -682,7 +705,7 @@ static void siwx_tx_terminate(struct siwx_conn *conn)
 	struct siwx_tx_src none = {};
 	u32 len = siwx_term_hdr_encode(&conn->term, conn->tx_rdmap);
 
-	siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0, false);
+	siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
 }
 
 /* Peer-to-peer Initiator: the agreed RTR message (siwx_mpa_rtr_hdr). */
@@ -695,7 +718,7 @@ static int siwx_tx_rtr(struct siwx_conn *conn)
 		return -EPROTO;
 	if (!h.tagged)
 		conn->tx_msn[SIWX_QN_SEND]++;
-	return siwx_tx_message(conn, &h, NULL, 0, &none, 0, false);
+	return siwx_tx_message(conn, &h, NULL, 0, &none, 0);
 }
 
 static bool siwx_tx_more(struct siwx_conn *conn)
@@ -711,21 +734,82 @@ static bool siwx_tx_more(struct siwx_conn *conn)
 	return siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID);
 }
 
-void siwx_tx_work(struct work_struct *work)
+/*
+ * The engine stops for now: push what TCP holds back (the last FPDU went
+ * with MSG_MORE when more seemed to follow). Without this a Read Request
+ * could wait in TCP for the Read Response it is waiting for.
+ */
+static void siwx_tx_pause(struct siwx_conn *conn)
 {
-	struct siwx_conn *conn = container_of(work, struct siwx_conn,
-					      tx_work);
+	if (conn->tx_corked)
+		tcp_sock_set_cork(conn->sock->sk, false);
+	conn->tx_corked = false;
+}
+
+/*
+ * Queue the work item from a doorbell's run, unless the data path has
+ * stopped: the close work clears dp_active before it cancels the work
+ * item, so a work item queued then would outlive the connection.
+ */
+static void siwx_tx_kick_active(struct siwx_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dp_active)
+		siwx_tx_kick(qp->conn);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+/*
+ * What a doorbell's run of the engine leaves to the work item: anything
+ * but the SQ (responses, a Terminate, the RTR), more than a few WRs, and
+ * any WR that might block the system call: more payload than
+ * SIWX_TX_INLINE_BYTES, or too little room in the socket for it.
+ * The SQE is read as the user left it; siwx_tx_sq() validates its copy.
+ */
+static bool siwx_tx_inline_ok(struct siwx_conn *conn, u32 *budget)
+{
+	struct siwx_qp *qp = conn->qp;
+	struct siwx_sqe *sqe = &qp->sqe[qp->sq_tx & (qp->sq.num - 1)];
+	u32 i, n = READ_ONCE(sqe->num_sge);
+	u64 len = 0;
+
+	if (!*budget)
+		return false;
+	(*budget)--;
+	if (!siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID))
+		return true;	/* the loop goes idle */
+	if (siwx_term_is_pending(conn) || conn->rtr_send ||
+	    READ_ONCE(conn->rtr_wait) || siwx_tx_resp_ready(conn))
+		return false;
+	if (READ_ONCE(sqe->flags) & SIWX_WQE_INLINE)
+		len = n;
+	else
+		for (i = 0; i < min_t(u32, n, SIWX_MAX_SGE); i++)
+			len += READ_ONCE(sqe->sge[i].length);
+	return len <= SIWX_TX_INLINE_BYTES &&
+	       sk_stream_wspace(conn->sock->sk) >= SIWX_TX_INLINE_ROOM;
+}
+
+/* The engine; @in_syscall: a doorbell's run (siwx_tx_doorbell). */
+static void siwx_tx_run(struct siwx_conn *conn, bool in_syscall)
+{
+	u32 budget = SIWX_TX_INLINE_WRS;
 	struct siwx_qp *qp = conn->qp;
 	int rv;
 
-	if (!qp)
+	if (!qp || READ_ONCE(conn->tx_stop))
 		return;
 	WRITE_ONCE(qp->sq_ctrl->tx_active, 1);
 	for (;;) {
 		if (READ_ONCE(conn->tx_stop))
 			return;
+		if (in_syscall && !siwx_tx_inline_ok(conn, &budget)) {
+			siwx_tx_kick_active(qp);
+			return;
+		}
 		if (siwx_term_is_pending(conn)) {
 			siwx_tx_terminate(conn);
+			siwx_tx_pause(conn);
 			WRITE_ONCE(conn->tx_stop, true);
 			siwx_conn_close(conn, true);
 			return;
@@ -737,8 +821,10 @@ void siwx_tx_work(struct work_struct *work)
 			conn->rtr_send = false;
 		}
 		/* Peer-to-peer Responder: RX kicks us when the RTR arrived */
-		if (READ_ONCE(conn->rtr_wait))
+		if (READ_ONCE(conn->rtr_wait)) {
+			siwx_tx_pause(conn);
 			return;
+		}
 		rv = siwx_tx_responses(conn);
 		if (rv)
 			break;
@@ -749,6 +835,7 @@ void siwx_tx_work(struct work_struct *work)
 			break;
 		if (rv == SIWX_TX_DID)
 			continue;
+		siwx_tx_pause(conn);
 		if (rv == SIWX_TX_STALL)
 			return;
 		/* Idle: the abi.h protocol against a doorbell we'd miss */
@@ -761,4 +848,33 @@ void siwx_tx_work(struct work_struct *work)
 	}
 	WRITE_ONCE(conn->tx_stop, true);
 	siwx_conn_close(conn, true);
+}
+
+void siwx_tx_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      tx_work);
+
+	mutex_lock(&conn->tx_mutex);
+	siwx_tx_run(conn, false);
+	mutex_unlock(&conn->tx_mutex);
+}
+
+/*
+ * A user's send doorbell (the SQ went from idle to busy): send the first
+ * few small WRs right here in the system call, as a latency-bound
+ * application wants, instead of waking the work item and switching to
+ * it. If the engine is running already, it will see the new WRs, or its
+ * work item is queued to. The caller holds a reference on @conn.
+ */
+void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn)
+{
+	if (!mutex_trylock(&conn->tx_mutex)) {
+		siwx_tx_kick_active(qp);
+		return;
+	}
+	conn->tx_in_syscall = true;
+	siwx_tx_run(conn, true);
+	conn->tx_in_syscall = false;
+	mutex_unlock(&conn->tx_mutex);
 }
