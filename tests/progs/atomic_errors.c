@@ -32,6 +32,13 @@
  *   bad-rkey    RDMAP Remote Protection error (invalid STag)
  *                                             -> IBV_WC_REM_ACCESS_ERR
  * Other devices differ; give their statuses with --expect CASE=STATUS.
+ *
+ * --qp-event CASE=EVENT (either side): after the case, exactly one
+ * affiliated asynchronous event of that type on this side's QP. siwx
+ * raises one for the Terminate it sends (responder) and for the one it
+ * receives (requester): Remote Protection -> IBV_EVENT_QP_ACCESS_ERR,
+ * Remote Operation -> IBV_EVENT_QP_FATAL (README "A Terminate from the
+ * peer").
  * POST_REFUSED accepts a requester that refuses the work request itself
  * (ibv_post_send fails): the request then never reaches the responder.
  * rxe (Debian 12, kernel 6.1, rdma-core 44), as observed:
@@ -83,6 +90,7 @@ struct opts {
 	bool cases[NCASES];
 	bool fa, cas;
 	struct expect exp[NCASES];
+	int qp_event[NCASES];		/* 0: not checked */
 	int timeout_ms;
 	bool ex;
 };
@@ -111,7 +119,7 @@ static void usage(FILE *f)
 "usage: siwx-atomic-errors -s [-p PORT] [-t SEC] [-v]\n"
 "       siwx-atomic-errors -c ADDR [-p PORT] [--case LIST] [--op fa|cas|both]\n"
 "                          [--expect CASE=STATUS[,STATUS...]]... [-t SEC]\n"
-"                          [--ex] [-v]\n"
+"                          [--qp-event CASE=EVENT]... [--ex] [-v]\n"
 "Remote atomics that must fail cleanly (see the source for the details).\n"
 "  -s               server (serves until the client's last connection)\n"
 "  -c ADDR          client, connecting to ADDR\n"
@@ -124,6 +132,8 @@ static void usage(FILE *f)
 "                   POST_REFUSED = ibv_post_send itself fails\n"
 "                   Defaults (RFC 7306, siwx): misaligned=REM_OP_ERR, the\n"
 "                   others REM_ACCESS_ERR\n"
+"  --qp-event C=E   after case C, one asynchronous event E (QP_FATAL,\n"
+"                   QP_REQ_ERR, QP_ACCESS_ERR) on this side's QP\n"
 "  -t SEC           time limit of each wait (default 30)\n"
 "  --ex             post with the extended API\n"
 "  -v               verbose\n"
@@ -178,12 +188,24 @@ static void parse_expect(struct opts *o, const char *s)
 	}
 }
 
+static void parse_qp_event(struct opts *o, const char *s)
+{
+	const char *eq = strchr(s, '=');
+	int ev = eq ? tp_qp_event_parse(eq + 1) : -1;
+
+	if (ev < 0)
+		tp_die("--qp-event %s: want CASE=QP_FATAL|QP_REQ_ERR|"
+		       "QP_ACCESS_ERR", s);
+	o->qp_event[case_parse(s, (size_t)(eq - s))] = ev;
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "case", required_argument, NULL, 'C' },
 		{ "op", required_argument, NULL, 'O' },
 		{ "expect", required_argument, NULL, 'E' },
+		{ "qp-event", required_argument, NULL, 'Q' },
 		{ "ex", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -216,6 +238,7 @@ static void parse(int argc, char **argv, struct opts *o)
 				tp_die("--op: fa, cas or both");
 			break;
 		case 'E': parse_expect(o, optarg); break;
+		case 'Q': parse_qp_event(o, optarg); break;
 		case 'x': o->ex = true; break;
 		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
@@ -308,7 +331,7 @@ static const char *case_name(uint64_t c)
 
 static bool wait_disconnect(struct ctx *x, struct tp_conn *c)
 {
-	struct rdma_cm_event *ev = tp_expect_event(x->ec, c->id,
+	struct rdma_cm_event *ev = tp_expect_event(c->ec, c->id,
 						   RDMA_CM_EVENT_DISCONNECTED,
 						   x->o.timeout_ms);
 
@@ -373,6 +396,7 @@ static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
 		tp_fail("connect request without siwx-atomic-errors data");
 		return false;
 	}
+	tp_own_channel(&c);
 	if (!x->pd && !server_buffers(x, c.id->verbs))
 		return false;
 	c.pd = x->pd;
@@ -393,6 +417,13 @@ static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
 		return false;
 	if (!*end)
 		server_after(x, &c, w[1], w[2]);
+	if (w[1] > 0 && w[1] < NCASES && x->o.qp_event[w[1]]) {
+		char who[48];
+
+		snprintf(who, sizeof(who), "case %s/%s (responder)",
+			 case_name(w[1]), w[2] == OP_CAS ? "cas" : "fa");
+		tp_expect_qp_event(c.qp, x->o.qp_event[w[1]], 5000, who);
+	}
 	x->ncases += w[1] < NCASES;
 	tp_destroy(&c);
 	return true;
@@ -583,6 +614,8 @@ static bool client_case(struct ctx *x, int cs, uint64_t op)
 			tp_fail("%s: status %s, expected %s", who,
 				tp_wc_status_name(wc.status), exp);
 		check_qp_dead(x, &c, who);
+		if (x->o.qp_event[cs])
+			tp_expect_qp_event(c.qp, x->o.qp_event[cs], 5000, who);
 	}
 	tp_close(&c, 5000);
 	return true;

@@ -172,7 +172,6 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 {
 	struct tp_qp_opts o = { .max_send_wr = 4, .max_recv_wr = HT_MAX_RECVS,
 				.rd_atomic = HT_RD_ATOMIC };
-	struct rdma_event_channel *cec;
 	struct rdma_cm_event *ev;
 	uint64_t w[SIWX_HP_REQ_WORDS], acc[SIWX_HP_ACC_WORDS];
 	uint8_t pd[SIWX_HP_ACC_WORDS * 8];
@@ -189,11 +188,7 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		tp_die("conn %u: the request's private data is not siwx-wire-peer's",
 		       n);
 	hc = (struct ht_case){ w[1], w[2], w[3], w[4] };
-	/* Its own event channel: the next request may come before we end. */
-	cec = tp_channel();
-	if (rdma_migrate_id(c.id, cec))
-		tp_die("rdma_migrate_id: %s", strerror(errno));
-	c.ec = cec;
+	tp_own_channel(&c);
 	c.pd = ibv_alloc_pd(c.id->verbs);
 	if (!c.pd || !mem_setup(&m, c.pd) || !tp_setup_qp(&c, &o))
 		tp_die("conn %u: setup failed", n);
@@ -213,7 +208,7 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 	if (!tp_accept(&c, pd, sizeof(pd), HT_RD_ATOMIC, timeout_ms)) {
 		tp_fail("conn %u: accept failed", n);
 	} else {
-		ev = tp_expect_event(cec, c.id, RDMA_CM_EVENT_DISCONNECTED,
+		ev = tp_expect_event(c.ec, c.id, RDMA_CM_EVENT_DISCONNECTED,
 				     timeout_ms);
 		if (ev)
 			rdma_ack_cm_event(ev);
@@ -226,7 +221,6 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 	tp_destroy(&c);
 	mem_free(&m);
 	ibv_dealloc_pd(c.pd);
-	rdma_destroy_event_channel(cec);
 }
 
 int main(int argc, char **argv)

@@ -751,22 +751,7 @@ static bool foreign_wait(struct ctx *x, uint64_t wr_id, int want,
  */
 static void foreign_async(struct ctx *x, const char *what)
 {
-	struct ibv_context *ctx = x->c.id->verbs;
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-
-	if (poll(&p, 1, 5000) != 1 || ibv_get_async_event(ctx, &ev)) {
-		tp_fail("%s: no asynchronous event within 5 s", what);
-		return;
-	}
-	if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != x->c.qp)
-		tp_fail("%s: asynchronous event %s, expected %s on the QP",
-			what, ibv_event_type_str(ev.event_type),
-			ibv_event_type_str(IBV_EVENT_QP_FATAL));
-	else
-		tp_log("%s: asynchronous event %s on the QP", what,
-		       ibv_event_type_str(ev.event_type));
-	ibv_ack_async_event(&ev);
+	tp_expect_qp_event(x->c.qp, IBV_EVENT_QP_FATAL, 5000, what);
 }
 
 static void foreign_after(struct ctx *x, const char *what)
@@ -809,6 +794,35 @@ static void foreign_after(struct ctx *x, const char *what)
 		tp_log("%s: QP in ERR, a later Send is flushed", what);
 }
 
+/*
+ * A write-with-imm and an RDMA Read in one ibv_post_send: both go out
+ * before the peer's Terminate for the Immediate Data can come back, so
+ * the Terminate finds the Read outstanding and refuses it. (Posted one
+ * by one, the Read may find the QP in ERROR already and be flushed: a
+ * race with the peer, not a property of the requester.)
+ */
+static int post_wimm_then_read(struct ctx *x, uint64_t *res)
+{
+	struct ibv_sge ws = { (uintptr_t)x->local.addr, WIMM_LEN,
+			      x->local.mr->lkey };
+	struct ibv_sge rs = { (uintptr_t)res, 8, x->local.mr->lkey };
+	struct ibv_send_wr rd = { .wr_id = 2, .sg_list = &rs, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr wi = { .wr_id = 1, .next = &rd, .sg_list = &ws,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(0x7306) };
+	struct ibv_send_wr *bad;
+
+	wi.wr.rdma.remote_addr = x->raddr + WIMM_OFF;
+	wi.wr.rdma.rkey = x->rkey;
+	rd.wr.rdma.remote_addr = x->raddr;
+	rd.wr.rdma.rkey = x->rkey;
+	return ibv_post_send(x->c.qp, &wi, &bad);
+}
+
 static int client_foreign(struct ctx *x)
 {
 	uint64_t *res;
@@ -833,14 +847,7 @@ static int client_foreign(struct ctx *x)
 					tp_mix(0x7306, 1), 42,
 					IBV_SEND_SIGNALED);
 		else
-			r = tp_post_write_imm(&x->c, 1, x->local.addr,
-					      WIMM_LEN, x->local.mr->lkey,
-					      x->raddr + WIMM_OFF, x->rkey,
-					      0x7306, IBV_SEND_SIGNALED);
-		/* After the write-with-imm: a Read the Terminate refuses. */
-		if (!r && k == 2)
-			r = tp_post_read(&x->c, 2, res, 8, x->local.mr->lkey,
-					 x->raddr, x->rkey, IBV_SEND_SIGNALED);
+			r = post_wimm_then_read(x, res);
 		if (r) {
 			tp_fail("%s: posting: %s", what, strerror(r));
 			return 1;

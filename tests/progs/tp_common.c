@@ -197,6 +197,75 @@ const char *tp_qp_state_name(enum ibv_qp_state st)
 	return "UNKNOWN";
 }
 
+/* The affiliated QP error events, by their IBV_EVENT_ names. */
+static const struct {
+	const char *name;
+	enum ibv_event_type type;
+} qp_events[] = {
+	{ "QP_FATAL", IBV_EVENT_QP_FATAL },
+	{ "QP_REQ_ERR", IBV_EVENT_QP_REQ_ERR },
+	{ "QP_ACCESS_ERR", IBV_EVENT_QP_ACCESS_ERR },
+};
+
+int tp_qp_event_parse(const char *name)
+{
+	size_t i;
+
+	if (!strncasecmp(name, "IBV_EVENT_", 10))
+		name += 10;
+	for (i = 0; i < sizeof(qp_events) / sizeof(qp_events[0]); i++)
+		if (!strcasecmp(qp_events[i].name, name))
+			return (int)qp_events[i].type;
+	return -1;
+}
+
+const char *tp_qp_event_name(enum ibv_event_type type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(qp_events) / sizeof(qp_events[0]); i++)
+		if (qp_events[i].type == type)
+			return qp_events[i].name;
+	return ibv_event_type_str(type);
+}
+
+bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
+			int timeout_ms, const char *who)
+{
+	struct ibv_context *ctx = qp->context;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	uint64_t deadline = tp_now_ms() + (uint64_t)timeout_ms;
+	struct ibv_async_event ev;
+	int seen = 0, wait;
+
+	/* Until the deadline for the first, then whatever is already due */
+	for (;;) {
+		wait = seen ? 200 : (int)(deadline > tp_now_ms() ?
+					  deadline - tp_now_ms() : 0);
+		if (poll(&p, 1, wait) != 1 || ibv_get_async_event(ctx, &ev))
+			break;
+		if (ev.element.qp != qp) {
+			tp_vlog("%s: asynchronous event %s on another object",
+				who, ibv_event_type_str(ev.event_type));
+		} else if (ev.event_type != type || seen) {
+			tp_fail("%s: asynchronous event %s on the QP, expected "
+				"one %s", who, tp_qp_event_name(ev.event_type),
+				tp_qp_event_name(type));
+			seen++;
+		} else {
+			tp_log("%s: asynchronous event %s on the QP", who,
+			       tp_qp_event_name(type));
+			seen++;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	if (!seen)
+		tp_fail("%s: no asynchronous event on the QP within %d ms "
+			"(expected %s)", who, timeout_ms,
+			tp_qp_event_name(type));
+	return seen == 1;
+}
+
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords)
 {
 	size_t i;
@@ -315,6 +384,16 @@ bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 	c->peer_responder_resources = ev->param.conn.responder_resources;
 	rdma_ack_cm_event(ev);
 	return true;
+}
+
+void tp_own_channel(struct tp_conn *c)
+{
+	struct rdma_event_channel *ec = tp_channel();
+
+	if (rdma_migrate_id(c->id, ec))
+		tp_die("rdma_migrate_id: %s", strerror(errno));
+	c->ec = ec;
+	c->own_ec = true;
 }
 
 static uint8_t clamp_rd_atomic(struct ibv_context *ctx, uint8_t want)
@@ -514,6 +593,9 @@ void tp_destroy(struct tp_conn *c)
 		ibv_destroy_comp_channel(c->rch);
 	if (c->id)
 		rdma_destroy_id(c->id);
+	if (c->own_ec)
+		rdma_destroy_event_channel(c->ec);
+	c->own_ec = false;
 	c->qp = NULL;
 	c->qpx = NULL;
 	c->scq = c->rcq = NULL;

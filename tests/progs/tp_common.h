@@ -50,6 +50,15 @@ int tp_wc_status_parse(const char *name);
 const char *tp_wc_opcode_name(enum ibv_wc_opcode op);
 const char *tp_atomic_cap_name(enum ibv_atomic_cap cap);
 const char *tp_qp_state_name(enum ibv_qp_state st);
+/* IBV_EVENT_QP_FATAL, _QP_REQ_ERR, _QP_ACCESS_ERR by name (-1: other) */
+int tp_qp_event_parse(const char *name);
+const char *tp_qp_event_name(enum ibv_event_type type);
+/*
+ * Exactly one asynchronous event on @qp, of @type, within @timeout_ms
+ * (events on other objects are skipped); every event read is acked.
+ */
+bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
+			int timeout_ms, const char *who);
 
 /* Private data travels as big-endian 64-bit words. */
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords);
@@ -77,6 +86,7 @@ struct tp_qp_opts {
 
 struct tp_conn {
 	struct rdma_event_channel *ec;
+	bool own_ec;				/* tp_own_channel(): destroy it */
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;			/* not owned */
 	struct ibv_comp_channel *rch;		/* recv CQ channel, or NULL */
@@ -110,6 +120,14 @@ struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port);
 bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		    struct tp_conn *c, int timeout_ms);
 /* CQs and the QP on c->id with c->pd. */
+/*
+ * Move a requested connection's id to an event channel of its own (freed
+ * by tp_destroy): a server that serves one connection after another
+ * otherwise may find the next CONNECT_REQUEST on the listener's channel
+ * before this one's DISCONNECTED (the CM may report them in either
+ * order).
+ */
+void tp_own_channel(struct tp_conn *c);
 bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o);
 bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
 	       uint8_t rd_atomic, int timeout_ms);
