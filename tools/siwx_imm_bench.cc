@@ -49,6 +49,11 @@ struct Options {
 void Check(bool ok, const char* what) {
     if (!ok) Die(std::string(what) + ": " + std::strerror(errno));
 }
+// ibv_post_*() return the error instead of setting errno (some providers
+// return it negated).
+void CheckPost(int rc, const char* what) {
+    if (rc) Die(std::string(what) + ": " + std::strerror(std::abs(rc)));
+}
 
 // What the peers tell each other at connection time.
 struct PeerInfo {
@@ -91,10 +96,15 @@ class Endpoint {
     PeerInfo Info() const { return {uint64_t(uintptr_t(buf_.data())), mr_->rkey, 0}; }
 
     // Receives carry no data: immediates and credits only need the WQE.
+    // Still one (unused) SGE: upstream siw's provider refuses a receive
+    // WR without SGEs (EINVAL), which verbs allow.
     void PostRecv() {
+        ibv_sge sge{uint64_t(uintptr_t(buf_.data())), 0, mr_->lkey};
         ibv_recv_wr wr{};
         ibv_recv_wr* bad;
-        Check(ibv_post_recv(id_->qp, &wr, &bad) == 0, "ibv_post_recv");
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        CheckPost(ibv_post_recv(id_->qp, &wr, &bad), "ibv_post_recv");
     }
 
     // One message of @op (imm: write-with-imm; write-send: write + send).
@@ -112,7 +122,7 @@ class Endpoint {
             wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
             wr.imm_data = htonl(seq);
             wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-            Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+            CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
             return;
         }
         ibv_send_wr send{};
@@ -121,7 +131,7 @@ class Endpoint {
         send.wr_id = seq;
         send.opcode = IBV_WR_SEND;
         send.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-        Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+        CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
     }
 
     // A zero-length Send: a credit or an answer that is not measured.
@@ -130,7 +140,7 @@ class Endpoint {
         ibv_send_wr* bad;
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
-        Check(ibv_post_send(id_->qp, &wr, &bad) == 0, "ibv_post_send");
+        CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
         DrainSends(1);
     }
 
