@@ -69,6 +69,34 @@ void siwx_conn_release_sock(struct siwx_conn *conn)
 	conn->sock = NULL;
 }
 
+/*
+ * The end of a graceful close, our FIN already queued behind the last
+ * FPDUs: read and drop what the peer still sends, until its FIN. TCP
+ * resets a connection whose socket is released with unread data (RFC
+ * 2525), and a reset discards what it has not sent yet: the peer then
+ * lost our last messages, though they had completed here. Gives up
+ * after SIWX_CLOSE_LINGER (a peer that never closes gets the reset).
+ */
+static void siwx_conn_linger(struct socket *sock)
+{
+	unsigned long end = jiffies + SIWX_CLOSE_LINGER;
+	struct msghdr msg = {};
+	struct kvec iov;
+	void *buf;
+	int rv;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return;
+	do {
+		iov.iov_base = buf;
+		iov.iov_len = PAGE_SIZE;
+		sock->sk->sk_rcvtimeo = max_t(long, end - jiffies, 1);
+		rv = kernel_recvmsg(sock, &msg, &iov, 1, PAGE_SIZE, 0);
+	} while (rv > 0 && time_before(jiffies, end));
+	kfree(buf);
+}
+
 /* Take a reference on @qp and make @conn its connection (QP -> RTS). */
 int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp)
 {
@@ -264,14 +292,21 @@ static void siwx_conn_close_work(struct work_struct *work)
 {
 	struct siwx_conn *conn = container_of(work, struct siwx_conn,
 					      close_work);
+	unsigned long flags;
 	struct siwx_qp *qp;
+	bool abortive;
 
 	mutex_lock(&conn->mutex);
+	spin_lock_irqsave(&conn->lock, flags);
+	abortive = conn->abortive;
+	spin_unlock_irqrestore(&conn->lock, flags);
 	qp = conn->qp;
 	if (conn->sock) {
 		siwx_conn_stop(conn);
 		WRITE_ONCE(conn->tx_stop, true);
-		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+		/* Ends any send in progress; graceful: FIN after the data */
+		kernel_sock_shutdown(conn->sock,
+				     abortive ? SHUT_RDWR : SHUT_WR);
 	}
 	if (qp) {
 		spin_lock_bh(&qp->sq_lock);
@@ -303,6 +338,8 @@ static void siwx_conn_close_work(struct work_struct *work)
 		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_CLOSE, 0, NULL);
 		conn->established = false;
 	}
+	if (conn->sock && !abortive)
+		siwx_conn_linger(conn->sock);
 	siwx_conn_release_sock(conn);
 	if (conn->id) {
 		conn->id->provider_data = NULL;

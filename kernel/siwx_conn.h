@@ -39,6 +39,8 @@
 
 #define SIWX_MPA_FRAME_MAX (SIWX_MPA_RR_HDR_LEN + SIWX_MPA_MAX_PD_LEN)
 #define SIWX_MPA_TIMEOUT (10 * HZ)
+/* How long a graceful close waits for the peer's FIN (siwx_conn_linger) */
+#define SIWX_CLOSE_LINGER (2 * HZ)
 #define SIWX_TX_BVECS 48
 /* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
 #define SIWX_TX_INLINE_WRS 16

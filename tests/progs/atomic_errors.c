@@ -84,14 +84,11 @@ struct expect {
 };
 
 struct opts {
-	bool server;
-	const char *host;
-	uint16_t port;
+	struct tp_role r;		/* -s/-c, -p, -t */
 	bool cases[NCASES];
 	bool fa, cas;
 	struct expect exp[NCASES];
 	int qp_event[NCASES];		/* 0: not checked */
-	int timeout_ms;
 	bool ex;
 };
 
@@ -212,23 +209,18 @@ static void parse(int argc, char **argv, struct opts *o)
 	};
 	int ch, i;
 
-	*o = (struct opts){ .port = 18517, .fa = true, .cas = true,
-			    .timeout_ms = 30000 };
+	*o = (struct opts){ .r = { .port = 18517, .timeout_ms = 30000 },
+			    .fa = true, .cas = true };
 	for (i = 1; i < NCASES; i++) {
 		o->cases[i] = true;
 		o->exp[i] = (struct expect){ 1, { i == C_MISALIGNED ?
 						  IBV_WC_REM_OP_ERR :
 						  IBV_WC_REM_ACCESS_ERR } };
 	}
-	while ((ch = getopt_long(argc, argv, "sc:p:t:vh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "h", lo, NULL)) != -1) {
+		if (tp_role_opt(&o->r, ch, optarg))
+			continue;
 		switch (ch) {
-		case 's': o->server = true; break;
-		case 'c': o->host = optarg; break;
-		case 'p': o->port = tp_parse_u64(optarg, "-p", 1, 65535); break;
-		case 't':
-			o->timeout_ms = 1000 *
-				tp_parse_u64(optarg, "-t", 1, 3600);
-			break;
 		case 'C': parse_cases(o, optarg); break;
 		case 'O':
 			o->fa = !strcmp(optarg, "fa") || !strcmp(optarg, "both");
@@ -240,12 +232,11 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'E': parse_expect(o, optarg); break;
 		case 'Q': parse_qp_event(o, optarg); break;
 		case 'x': o->ex = true; break;
-		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc || o->server == !!o->host) {
+	if (!tp_role_ok(&o->r, optind, argc)) {
 		usage(stderr);
 		exit(2);
 	}
@@ -333,7 +324,7 @@ static bool wait_disconnect(struct ctx *x, struct tp_conn *c)
 {
 	struct rdma_cm_event *ev = tp_expect_event(c->ec, c->id,
 						   RDMA_CM_EVENT_DISCONNECTED,
-						   x->o.timeout_ms);
+						   x->o.r.timeout_ms);
 
 	if (!ev)
 		return false;
@@ -378,7 +369,7 @@ static bool server_end(struct ctx *x, struct tp_conn *c)
 		return false;
 	}
 	return tp_wait_ok(c->scq, IBV_WC_SEND, 9, "summary Send",
-			  x->o.timeout_ms, NULL);
+			  x->o.r.timeout_ms, NULL);
 }
 
 static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
@@ -388,7 +379,7 @@ static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
 	struct tp_conn c;
 	uint64_t w[3], r[7];
 
-	if (!tp_get_request(x->ec, listen, &c, x->pd ? x->o.timeout_ms :
+	if (!tp_get_request(x->ec, listen, &c, x->pd ? x->o.r.timeout_ms :
 			    600000))
 		return false;
 	if (!tp_pdata_get(c.peer_pdata, c.peer_pdata_len, w, 3) ||
@@ -407,7 +398,7 @@ static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
 	r[0] = AER_MAGIC;
 	memcpy(&r[1], &x->r, sizeof(x->r));
 	tp_pdata_put(pd, r, 7);
-	if (!tp_accept(&c, pd, 56, 4, x->o.timeout_ms))
+	if (!tp_accept(&c, pd, 56, 4, x->o.r.timeout_ms))
 		return false;
 	tp_vlog("connection for case %s", case_name(w[1]));
 	*end = w[1] == CASE_END;
@@ -431,7 +422,7 @@ static bool server_one(struct ctx *x, struct rdma_cm_id *listen, bool *end)
 
 static int run_server(struct ctx *x)
 {
-	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.port);
+	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.r.port);
 	bool end = false;
 
 	while (!end)
@@ -464,8 +455,8 @@ static bool client_conn(struct ctx *x, struct tp_conn *c, uint64_t cs,
 	}
 
 	tp_pdata_put(pd, w, 3);
-	if (!tp_connect(c, x->ec, x->o.host, x->o.port, &x->pd, &q, pd, 24,
-			x->o.timeout_ms))
+	if (!tp_connect(c, x->ec, x->o.r.host, x->o.r.port, &x->pd, &q, pd, 24,
+			x->o.r.timeout_ms))
 		return false;
 	if (!tp_pdata_get(c->peer_pdata, c->peer_pdata_len, w, 7) ||
 	    w[0] != AER_MAGIC || w[3] != REG_LEN || w[6] != REG_LEN) {
@@ -552,7 +543,7 @@ static void check_qp_dead(struct ctx *x, struct tp_conn *c, const char *who)
 		       "error", who, strerror(r));
 		return;
 	}
-	r = tp_poll(c->scq, &wc, x->o.timeout_ms);
+	r = tp_poll(c->scq, &wc, x->o.r.timeout_ms);
 	if (r <= 0)
 		tp_fail("%s: a Send after the error never completed", who);
 	else if (wc.status == IBV_WC_SUCCESS)
@@ -598,10 +589,10 @@ static bool client_case(struct ctx *x, int cs, uint64_t op)
 		tp_close(&c, 2000);
 		return true;
 	}
-	r = tp_poll(c.scq, &wc, x->o.timeout_ms);
+	r = tp_poll(c.scq, &wc, x->o.r.timeout_ms);
 	if (r <= 0) {
 		tp_fail("%s: no completion for the atomic within %d ms", who,
-			x->o.timeout_ms);
+			x->o.r.timeout_ms);
 	} else if (wc.status == IBV_WC_SUCCESS) {
 		tp_fail("%s: the atomic SUCCEEDED (original 0x%" PRIx64
 			"); expected %s", who, *res, exp);
@@ -635,7 +626,7 @@ static bool read_region(struct ctx *x, struct tp_conn *c, uint64_t raddr,
 		return false;
 	}
 	return tp_wait_ok(c->scq, IBV_WC_RDMA_READ, 2, "RDMA Read of region",
-			  x->o.timeout_ms, NULL) &&
+			  x->o.r.timeout_ms, NULL) &&
 	       unchanged(dst, REG_LEN, region, "client's RDMA Read", when);
 }
 
@@ -658,7 +649,7 @@ static bool client_verify(struct ctx *x, const char *after)
 				 x->r.a_addr + 40, (uint32_t)x->r.a_rkey, 0,
 				 IBV_SEND_SIGNALED) &&
 	     tp_wait_ok(c.scq, IBV_WC_FETCH_ADD, 3, "fresh QP: FetchAdd 0",
-			x->o.timeout_ms, NULL);
+			x->o.r.timeout_ms, NULL);
 	if (ok && *res != pattern(0, 5))
 		tp_fail("fresh QP: FetchAdd 0 returned 0x%" PRIx64 ", expected"
 			" 0x%" PRIx64, *res, pattern(0, 5));
@@ -666,7 +657,7 @@ static bool client_verify(struct ctx *x, const char *after)
 				x->r.a_addr + 48, (uint32_t)x->r.a_rkey,
 				~pattern(0, 6), 0, IBV_SEND_SIGNALED) &&
 	     tp_wait_ok(c.scq, IBV_WC_COMP_SWAP, 4,
-			"fresh QP: CmpSwap (no match)", x->o.timeout_ms, NULL);
+			"fresh QP: CmpSwap (no match)", x->o.r.timeout_ms, NULL);
 	if (ok && *res != pattern(0, 6))
 		tp_fail("fresh QP: CmpSwap returned 0x%" PRIx64 ", expected "
 			"0x%" PRIx64, *res, pattern(0, 6));
@@ -690,7 +681,7 @@ static bool client_end(struct ctx *x)
 		return false;
 	if (!x->msg.mr)
 		tp_fail("no message buffer: no case ran");
-	else if (tp_poll(c.rcq, &wc, x->o.timeout_ms) <= 0 ||
+	else if (tp_poll(c.rcq, &wc, x->o.r.timeout_ms) <= 0 ||
 		 wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
 		tp_fail("no summary from the server");
 	else if (tp_pdata_get(x->msg.addr, wc.byte_len, w, 3) && w[1])
@@ -744,5 +735,5 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv, &x.o);
 	x.ec = tp_channel();
-	return x.o.server ? run_server(&x) : run_client(&x);
+	return x.o.r.server ? run_server(&x) : run_client(&x);
 }

@@ -56,17 +56,14 @@
 #define NREPORT 8				/* chain breaks printed */
 
 struct opts {
-	bool server;
-	const char *host;
+	struct tp_role r;		/* -s/-c, -p, -t */
 	const char *dev;
-	uint16_t port;
 	uint32_t nqps;
 	uint64_t iters;		/* K (fetch-add) or M (cas-lock) */
 	bool iters_set;
 	bool cas;
 	uint32_t local_threads;
 	uint64_t seed;
-	int timeout_ms;
 	bool ex;
 	bool wait_write;
 };
@@ -152,15 +149,14 @@ static void parse(int argc, char **argv, struct opts *o)
 	uint64_t m = 200;
 	int ch;
 
-	*o = (struct opts){ .port = 18516, .nqps = 4, .iters = 2000,
-			    .seed = 1, .timeout_ms = 60000 };
-	while ((ch = getopt_long(argc, argv, "sc:p:q:k:M:S:t:d:vh", lo,
+	*o = (struct opts){ .r = { .port = 18516, .timeout_ms = 60000 },
+			    .nqps = 4, .iters = 2000, .seed = 1 };
+	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "q:k:M:S:d:h", lo,
 				 NULL)) != -1) {
+		if (tp_role_opt(&o->r, ch, optarg))
+			continue;
 		switch (ch) {
-		case 's': o->server = true; break;
-		case 'c': o->host = optarg; break;
 		case 'd': o->dev = optarg; break;
-		case 'p': o->port = tp_parse_u64(optarg, "-p", 1, 65535); break;
 		case 'q':
 			o->nqps = tp_parse_u64(optarg, "-q", 1, MAX_QPS);
 			break;
@@ -176,18 +172,13 @@ static void parse(int argc, char **argv, struct opts *o)
 							MAX_QPS);
 			break;
 		case 'S': o->seed = tp_parse_u64(optarg, "-S", 0, UINT64_MAX); break;
-		case 't':
-			o->timeout_ms = 1000 *
-				tp_parse_u64(optarg, "-t", 1, 3600);
-			break;
 		case 'x': o->ex = true; break;
-		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc || o->server == !!o->host ||
-	    (o->local_threads && !o->server)) {
+	if (!tp_role_ok(&o->r, optind, argc) ||
+	    (o->local_threads && !o->r.server)) {
 		usage(stderr);
 		exit(2);
 	}
@@ -232,7 +223,7 @@ static bool send_words(struct ctx *x, const uint64_t *w, size_t n)
 		return false;
 	}
 	return tp_wait_ok(c->scq, IBV_WC_SEND, 77, "Send on QP 0",
-			  x->o.timeout_ms, NULL);
+			  x->o.r.timeout_ms, NULL);
 }
 
 static bool post_msg_recv(struct ctx *x)
@@ -396,7 +387,7 @@ static bool server_accept_one(struct ctx *x, struct tp_conn *c, bool *seen)
 	x->w[w[2]].c = *c;
 	if (w[2] == 0 && !post_msg_recv(x))
 		return false;
-	return tp_accept(&x->w[w[2]].c, pd, 64, 16, x->o.timeout_ms);
+	return tp_accept(&x->w[w[2]].c, pd, 64, 16, x->o.r.timeout_ms);
 }
 
 static bool server_connect_all(struct ctx *x, struct rdma_cm_id *listen)
@@ -406,7 +397,7 @@ static bool server_connect_all(struct ctx *x, struct rdma_cm_id *listen)
 	uint64_t i;
 
 	for (i = 0; !i || i < x->nqps; i++) {
-		if (!tp_get_request(x->ec, listen, &c, i ? x->o.timeout_ms :
+		if (!tp_get_request(x->ec, listen, &c, i ? x->o.r.timeout_ms :
 			    600000))
 			return false;
 		if (!i && !server_first(x, &c))
@@ -537,7 +528,7 @@ static int run_server(struct ctx *x)
 			return TP_EXIT_SKIP;
 		}
 	}
-	listen = tp_listen(x->ec, x->o.port);
+	listen = tp_listen(x->ec, x->o.r.port);
 	if (!server_connect_all(x, listen))
 		return 1;
 	t0 = tp_now_ms();
@@ -578,7 +569,7 @@ static bool fadd_complete(struct worker *w, uint64_t k)
 	uint64_t orig, span;
 
 	snprintf(what, sizeof(what), "QP %u fetch-add %" PRIu64, w->i, k);
-	if (!tp_wait_ok(w->c.scq, IBV_WC_FETCH_ADD, k, what, x->o.timeout_ms,
+	if (!tp_wait_ok(w->c.scq, IBV_WC_FETCH_ADD, k, what, x->o.r.timeout_ms,
 			NULL))
 		return false;
 	orig = w->res[k];
@@ -640,7 +631,7 @@ static bool cas(struct worker *w, uint64_t *res, uint64_t cmp, uint64_t swp,
 		tp_fail("QP %u: posting %s: %s", w->i, what, strerror(r));
 		return false;
 	}
-	return tp_wait_ok(w->c.scq, IBV_WC_COMP_SWAP, 1, what, x->o.timeout_ms,
+	return tp_wait_ok(w->c.scq, IBV_WC_COMP_SWAP, 1, what, x->o.r.timeout_ms,
 			  NULL);
 }
 
@@ -689,7 +680,7 @@ static bool lock_iteration(struct worker *w, uint64_t token, uint64_t *last,
 		return false;
 	}
 	if (!tp_wait_ok(w->c.scq, IBV_WC_RDMA_READ, 2, "record Read",
-			x->o.timeout_ms, NULL))
+			x->o.r.timeout_ms, NULL))
 		return false;
 	/* Equal is fine: nobody took the lock since our last Write. */
 	if (*last && w->res[1] < *last) {
@@ -708,7 +699,7 @@ static bool lock_iteration(struct worker *w, uint64_t token, uint64_t *last,
 	}
 	if (x->o.wait_write &&
 	    !tp_wait_ok(w->c.scq, IBV_WC_RDMA_WRITE, 3, "record Write",
-			x->o.timeout_ms, NULL))
+			x->o.r.timeout_ms, NULL))
 		return false;
 	r = tp_post_cas(&w->c, 4, &w->res[3], lkey, x->t.caddr,
 			(uint32_t)x->t.crkey, token, 0, IBV_SEND_SIGNALED);
@@ -718,9 +709,9 @@ static bool lock_iteration(struct worker *w, uint64_t token, uint64_t *last,
 	}
 	if ((!x->o.wait_write &&
 	     !tp_wait_ok(w->c.scq, IBV_WC_RDMA_WRITE, 3, "record Write",
-			 x->o.timeout_ms, NULL)) ||
+			 x->o.r.timeout_ms, NULL)) ||
 	    !tp_wait_ok(w->c.scq, IBV_WC_COMP_SWAP, 4,
-			"lock release (CmpSwap token->0)", x->o.timeout_ms,
+			"lock release (CmpSwap token->0)", x->o.r.timeout_ms,
 			NULL))
 		return false;
 	if (w->res[3] != token) {
@@ -759,8 +750,8 @@ static bool client_connect_all(struct ctx *x)
 		tp_pdata_put(pd, w, 6);
 		x->w[i].x = x;
 		x->w[i].i = (uint32_t)i;
-		if (!tp_connect(&x->w[i].c, x->ec, x->o.host, x->o.port,
-				&x->pd, &q, pd, 48, x->o.timeout_ms))
+		if (!tp_connect(&x->w[i].c, x->ec, x->o.r.host, x->o.r.port,
+				&x->pd, &q, pd, 48, x->o.r.timeout_ms))
 			return false;
 		if (!tp_pdata_get(x->w[i].c.peer_pdata,
 				  x->w[i].c.peer_pdata_len, &t.caddr, 8) ||
@@ -873,7 +864,7 @@ static bool client_finish(struct ctx *x, uint64_t total, uint64_t *v)
 
 	if (!send_words(x, fin, 4))
 		return false;
-	if (tp_poll(x->w[0].c.rcq, &wc, x->o.timeout_ms) <= 0) {
+	if (tp_poll(x->w[0].c.rcq, &wc, x->o.r.timeout_ms) <= 0) {
 		tp_fail("no verdict from the server");
 		return false;
 	}
@@ -938,5 +929,5 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv, &x.o);
 	x.ec = tp_channel();
-	return x.o.server ? run_server(&x) : run_client(&x);
+	return x.o.r.server ? run_server(&x) : run_client(&x);
 }

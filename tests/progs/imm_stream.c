@@ -63,14 +63,11 @@
 #define QUIET_MS 2000			/* "must not wake" window */
 
 struct opts {
-	bool server;
-	const char *host;
-	uint16_t port;
+	struct tp_role r;		/* -s/-c, -p, -t */
 	uint64_t n;
 	uint32_t window;
 	uint32_t max;
 	uint64_t seed;
-	int timeout_ms;
 	bool ex;
 	bool solicited;
 	bool interleave;
@@ -253,14 +250,13 @@ static void parse(int argc, char **argv, struct opts *o)
 	};
 	int ch;
 
-	*o = (struct opts){ .port = 18515, .n = 2000, .window = 16,
-			    .max = 1 << 20, .seed = 1, .timeout_ms = 60000 };
-	while ((ch = getopt_long(argc, argv, "sc:p:n:w:m:S:t:vh", lo,
+	*o = (struct opts){ .r = { .port = 18515, .timeout_ms = 60000 },
+			    .n = 2000, .window = 16, .max = 1 << 20, .seed = 1 };
+	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "n:w:m:S:h", lo,
 				 NULL)) != -1) {
+		if (tp_role_opt(&o->r, ch, optarg))
+			continue;
 		switch (ch) {
-		case 's': o->server = true; break;
-		case 'c': o->host = optarg; break;
-		case 'p': o->port = tp_parse_u64(optarg, "-p", 1, 65535); break;
 		case 'n': o->n = tp_parse_u64(optarg, "-n", 1, 1u << 30); break;
 		case 'w':
 			o->window = tp_parse_u64(optarg, "-w", 1, 64);
@@ -269,19 +265,14 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->max = tp_parse_u64(optarg, "-m", 1, 1u << 24);
 			break;
 		case 'S': o->seed = tp_parse_u64(optarg, "-S", 0, UINT64_MAX); break;
-		case 't':
-			o->timeout_ms = 1000 *
-				tp_parse_u64(optarg, "-t", 1, 3600);
-			break;
 		case 'x': o->ex = true; break;
 		case 'L': o->solicited = true; break;
 		case 'I': o->interleave = true; break;
-		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc || o->server == !!o->host ||
+	if (!tp_role_ok(&o->r, optind, argc) ||
 	    (o->solicited && o->interleave)) {
 		usage(stderr);
 		exit(2);
@@ -294,7 +285,7 @@ static struct tp_qp_opts qp_opts(const struct ctx *x, uint32_t nrecv)
 		.max_send_wr = x->p.window + 2,
 		.max_recv_wr = nrecv,
 		.max_sge = 1,
-		.recv_channel = x->p.mode == MODE_SOLICITED && x->o.server,
+		.recv_channel = x->p.mode == MODE_SOLICITED && x->o.r.server,
 	};
 
 	if (x->o.ex)
@@ -341,7 +332,7 @@ static bool send_msg(struct ctx *x, uint64_t kind, uint64_t val)
 		return false;
 	}
 	return tp_wait_ok(x->c.scq, IBV_WC_SEND, 1000000 + kind,
-			  "Send to the client", x->o.timeout_ms, NULL);
+			  "Send to the client", x->o.r.timeout_ms, NULL);
 }
 
 /* Client: the next server message must be (kind, val) with no failures. */
@@ -351,11 +342,11 @@ static bool recv_msg(struct ctx *x, uint64_t kind, uint64_t val,
 	struct ibv_wc wc;
 	uint64_t w[4];
 	uint8_t *b;
-	int r = tp_poll(x->c.rcq, &wc, x->o.timeout_ms + QUIET_MS);
+	int r = tp_poll(x->c.rcq, &wc, x->o.r.timeout_ms + QUIET_MS);
 
 	if (r <= 0) {
 		tp_fail("%s: no message from the server within %d ms", what,
-			x->o.timeout_ms + QUIET_MS);
+			x->o.r.timeout_ms + QUIET_MS);
 		return false;
 	}
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
@@ -451,11 +442,11 @@ static bool server_stream(struct ctx *x)
 	for (seq = 0; seq < x->p.n; seq++) {
 		uint32_t len = write_size(x->p.seed, seq, (uint32_t)x->p.max);
 		bool last = seq + 1 == x->p.n;
-		int r = tp_poll(x->c.rcq, &wc, x->o.timeout_ms);
+		int r = tp_poll(x->c.rcq, &wc, x->o.r.timeout_ms);
 
 		if (r <= 0) {
 			tp_fail("write %" PRIu64 ": no completion within %d ms",
-				seq, x->o.timeout_ms);
+				seq, x->o.r.timeout_ms);
 			return false;
 		}
 		if (!check_imm(x, &wc, seq, len)) {
@@ -539,11 +530,11 @@ static bool server_interleave(struct ctx *x)
 		enum il_kind k = il_kind(x->p.seed, seq);
 		uint32_t len = il_len(x->p.seed, seq, (uint32_t)x->p.max);
 		bool last = seq + 1 == x->p.n;
-		int r = tp_poll(x->c.rcq, &wc, x->o.timeout_ms);
+		int r = tp_poll(x->c.rcq, &wc, x->o.r.timeout_ms);
 
 		if (r <= 0) {
 			tp_fail("message %" PRIu64 " (%s): no completion "
-				"within %d ms", seq, kname[k], x->o.timeout_ms);
+				"within %d ms", seq, kname[k], x->o.r.timeout_ms);
 			return false;
 		}
 		tp_vlog("message %" PRIu64 ": %s, %u bytes: opcode %s, "
@@ -604,11 +595,11 @@ static int wait_cq_event(struct ctx *x, int ms)
 static bool poll_and_check(struct ctx *x, uint64_t seq, const char *phase)
 {
 	struct ibv_wc wc;
-	int r = tp_poll(x->c.rcq, &wc, x->o.timeout_ms);
+	int r = tp_poll(x->c.rcq, &wc, x->o.r.timeout_ms);
 
 	if (r <= 0) {
 		tp_fail("%s: no completion for write %" PRIu64 " in %d ms",
-			phase, seq, x->o.timeout_ms);
+			phase, seq, x->o.r.timeout_ms);
 		return false;
 	}
 	return check_imm(x, &wc, seq, SOL_LEN);
@@ -653,12 +644,12 @@ static bool sol_phase_a(struct ctx *x)
 static bool sol_phase_wake(struct ctx *x, uint64_t seq, const char *phase)
 {
 	struct ibv_wc wc;
-	int r = wait_cq_event(x, x->o.timeout_ms);
+	int r = wait_cq_event(x, x->o.r.timeout_ms);
 
 	if (r == 0) {
 		r = ibv_poll_cq(x->c.rcq, 1, &wc);
 		tp_fail("%s: the server did NOT wake within %d ms (%s)", phase,
-			x->o.timeout_ms, r > 0 ?
+			x->o.r.timeout_ms, r > 0 ?
 			"the completion is in the CQ but no event came" :
 			"no completion arrived either");
 		return false;
@@ -737,12 +728,12 @@ static bool server_setup(struct ctx *x)
 	w[3] = x->stride;
 	w[4] = x->p.window;
 	tp_pdata_put(pd, w, 5);
-	return tp_accept(&x->c, pd, 40, 0, x->o.timeout_ms);
+	return tp_accept(&x->c, pd, 40, 0, x->o.r.timeout_ms);
 }
 
 static int run_server(struct ctx *x)
 {
-	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.port);
+	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.r.port);
 	uint64_t t0;
 	bool ok;
 
@@ -813,7 +804,7 @@ static bool client_window(struct ctx *x, uint64_t first, uint64_t cnt)
 	for (s = first; s < first + cnt; s++) {
 		snprintf(what, sizeof(what), "write-with-imm %" PRIu64, s);
 		if (!tp_wait_ok(x->c.scq, IBV_WC_RDMA_WRITE, s, what,
-				x->o.timeout_ms, NULL))
+				x->o.r.timeout_ms, NULL))
 			return false;
 	}
 	snprintf(what, sizeof(what), "acknowledgement of writes %" PRIu64
@@ -873,7 +864,7 @@ static bool il_window(struct ctx *x, uint64_t first, uint64_t cnt)
 		snprintf(what, sizeof(what), "%s %" PRIu64,
 			 send ? "Send" : "write-with-imm", s);
 		if (!tp_wait_ok(x->c.scq, send ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
-				s, what, x->o.timeout_ms, NULL))
+				s, what, x->o.r.timeout_ms, NULL))
 			return false;
 	}
 	snprintf(what, sizeof(what), "acknowledgement of messages %" PRIu64
@@ -898,7 +889,7 @@ static bool client_sol_step(struct ctx *x, uint64_t seq, unsigned int flags,
 {
 	if (!client_write(x, seq, SOL_LEN, flags) ||
 	    !tp_wait_ok(x->c.scq, IBV_WC_RDMA_WRITE, seq, phase,
-			x->o.timeout_ms, NULL))
+			x->o.r.timeout_ms, NULL))
 		return false;
 	return recv_msg(x, kind, kind == MSG_FINAL ? 3 : seq + 1, phase);
 }
@@ -920,8 +911,8 @@ static bool client_setup(struct ctx *x)
 	x->nrecv = 4;
 	q = qp_opts(x, x->nrecv);
 	tp_pdata_put(pd, w, 6);
-	if (!tp_connect(&x->c, x->ec, x->o.host, x->o.port, &x->pd, &q, pd,
-			48, x->o.timeout_ms))
+	if (!tp_connect(&x->c, x->ec, x->o.r.host, x->o.r.port, &x->pd, &q, pd,
+			48, x->o.r.timeout_ms))
 		return false;
 	tp_print_device(x->c.id->verbs, "client");
 	if (!tp_pdata_get(x->c.peer_pdata, x->c.peer_pdata_len, w, 5) ||
@@ -991,5 +982,5 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv, &x.o);
 	x.ec = tp_channel();
-	return x.o.server ? run_server(&x) : run_client(&x);
+	return x.o.r.server ? run_server(&x) : run_client(&x);
 }

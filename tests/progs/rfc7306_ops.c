@@ -153,11 +153,8 @@ static const char *const fexp_names[NFEXP] = {
 };
 
 struct opts {
-	bool server;
-	const char *host;
-	uint16_t port;
+	struct tp_role r;		/* -s/-c, -p, -t */
 	int mode;
-	int timeout_ms;
 	int fexp[NFEXP];
 };
 
@@ -227,20 +224,15 @@ static void parse(int argc, char **argv, struct opts *o)
 	char *eq;
 	int ch, i, st;
 
-	*o = (struct opts){ .port = 18519, .timeout_ms = 60000 };
+	*o = (struct opts){ .r = { .port = 18519, .timeout_ms = 60000 } };
 	o->fexp[F_FA] = IBV_WC_REM_OP_ERR;
 	o->fexp[F_CAS] = IBV_WC_REM_OP_ERR;
 	o->fexp[F_WIMM] = IBV_WC_SUCCESS;
 	o->fexp[F_WIMM_READ] = IBV_WC_REM_OP_ERR;
-	while ((ch = getopt_long(argc, argv, "sc:p:t:vh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "h", lo, NULL)) != -1) {
+		if (tp_role_opt(&o->r, ch, optarg))
+			continue;
 		switch (ch) {
-		case 's': o->server = true; break;
-		case 'c': o->host = optarg; break;
-		case 'p': o->port = tp_parse_u64(optarg, "-p", 1, 65535); break;
-		case 't':
-			o->timeout_ms = 1000 *
-				tp_parse_u64(optarg, "-t", 1, 3600);
-			break;
 		case 'M':
 			o->mode = !strcmp(optarg, "masked") ? MODE_MASKED :
 				  !strcmp(optarg, "wire") ? MODE_WIRE :
@@ -262,13 +254,12 @@ static void parse(int argc, char **argv, struct opts *o)
 				       optarg, eq + 1);
 			o->fexp[i] = st;
 			break;
-		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind != argc || o->server == !!o->host ||
-	    (!o->server && !o->mode)) {
+	if (!tp_role_ok(&o->r, optind, argc) ||
+	    (!o->r.server && !o->mode)) {
 		usage(stderr);
 		exit(2);
 	}
@@ -390,7 +381,7 @@ static void server_check_recv(const struct ibv_wc *wc, unsigned int k,
 static bool server_conn(struct ctx *x, int mode)
 {
 	struct pollfd p = { .fd = x->ec->fd, .events = POLLIN };
-	uint64_t deadline = tp_now_ms() + (uint64_t)x->o.timeout_ms;
+	uint64_t deadline = tp_now_ms() + (uint64_t)x->o.r.timeout_ms;
 	struct rdma_cm_event *ev;
 	unsigned int nrc = 0;
 	struct ibv_wc wc;
@@ -401,7 +392,7 @@ static bool server_conn(struct ctx *x, int mode)
 			server_check_recv(&wc, nrc++, mode);
 		if (tp_now_ms() > deadline) {
 			tp_fail("the connection did not end within %d ms",
-				x->o.timeout_ms);
+				x->o.r.timeout_ms);
 			return false;
 		}
 		if (poll(&p, 1, 10) <= 0)
@@ -425,7 +416,7 @@ static bool server_conn(struct ctx *x, int mode)
 
 static int run_server(struct ctx *x)
 {
-	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.port);
+	struct rdma_cm_id *listen = tp_listen(x->ec, x->o.r.port);
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_READ;
 	uint8_t pd[TP_ACCEPT_PDATA_MAX];
@@ -476,7 +467,7 @@ static int run_server(struct ctx *x)
 		w[2] = x->mr->rkey;
 		w[3] = x->atomic_ok;
 		tp_pdata_put(pd, w, 4);
-		if (!tp_accept(&x->c, pd, 32, 4, x->o.timeout_ms))
+		if (!tp_accept(&x->c, pd, 32, 4, x->o.r.timeout_ms))
 			return 1;
 		tp_log("connection %u (mode %d%s): region 0x%" PRIx64
 		       " rkey 0x%08x%s", n, mode, last ? ", last" : "",
@@ -508,8 +499,8 @@ static bool client_connect(struct ctx *x, uint64_t send_ops, bool last)
 	uint64_t w[4] = { OPS_MAGIC, (uint64_t)x->o.mode, last };
 
 	tp_pdata_put(pd, w, 3);
-	if (!tp_connect(&x->c, x->ec, x->o.host, x->o.port, &x->pd, &q, pd,
-			24, x->o.timeout_ms))
+	if (!tp_connect(&x->c, x->ec, x->o.r.host, x->o.r.port, &x->pd, &q, pd,
+			24, x->o.r.timeout_ms))
 		return false;
 	if (!tp_pdata_get(x->c.peer_pdata, x->c.peer_pdata_len, w, 4) ||
 	    w[0] != OPS_MAGIC) {
@@ -539,7 +530,7 @@ static bool client_read_back(struct ctx *x, uint64_t wr_id)
 		return false;
 	}
 	return tp_wait_ok(x->c.scq, IBV_WC_RDMA_READ, wr_id, "read-back",
-			  x->o.timeout_ms, NULL);
+			  x->o.r.timeout_ms, NULL);
 }
 
 typedef void (*dv_fa_t)(struct ibv_qp_ex *, uint32_t, uint64_t, uint64_t,
@@ -607,7 +598,7 @@ static int client_masked(struct ctx *x)
 		const struct mcase *m = &mcases[i];
 
 		if (!tp_wait_ok(x->c.scq, m->cas ? IBV_WC_COMP_SWAP :
-				IBV_WC_FETCH_ADD, i, m->what, x->o.timeout_ms,
+				IBV_WC_FETCH_ADD, i, m->what, x->o.r.timeout_ms,
 				&wc))
 			return 1;
 		if (res[i] != m->orig)
@@ -667,9 +658,9 @@ static int client_wire(struct ctx *x)
 		return 1;
 	}
 	if (!tp_wait_ok(x->c.scq, IBV_WC_FETCH_ADD, 1, "FetchAdd",
-			x->o.timeout_ms, NULL) ||
+			x->o.r.timeout_ms, NULL) ||
 	    !tp_wait_ok(x->c.scq, IBV_WC_COMP_SWAP, 2, "CmpSwap",
-			x->o.timeout_ms, NULL))
+			x->o.r.timeout_ms, NULL))
 		return 1;
 	if (res[0] != W_FA_ORIG || res[1] != W_CAS_ORIG)
 		tp_fail("atomic originals 0x%016" PRIx64 ", 0x%016" PRIx64
@@ -699,7 +690,7 @@ static int client_wire(struct ctx *x)
 			return 1;
 		}
 		if (!tp_wait_ok(x->c.scq, IBV_WC_RDMA_WRITE, 10 + k,
-				"write-with-imm", x->o.timeout_ms, NULL))
+				"write-with-imm", x->o.r.timeout_ms, NULL))
 			return 1;
 		printf("WIRE wimm stag=0x%08x to=0x%016" PRIx64 " len=%u se=%d"
 		       " imm=%08x\n", x->rkey, to, wimms[k].len, wimms[k].se,
@@ -720,11 +711,11 @@ static bool foreign_wait(struct ctx *x, uint64_t wr_id, int want,
 			 const char *what)
 {
 	struct ibv_wc wc;
-	int r = tp_poll(x->c.scq, &wc, x->o.timeout_ms);
+	int r = tp_poll(x->c.scq, &wc, x->o.r.timeout_ms);
 
 	if (r <= 0) {
 		tp_fail("%s: no completion within %d ms (hang?)", what,
-			x->o.timeout_ms);
+			x->o.r.timeout_ms);
 		return false;
 	}
 	tp_log("%s: completion status %s (vendor_err 0x%x)", what,
@@ -756,7 +747,7 @@ static void foreign_async(struct ctx *x, const char *what)
 
 static void foreign_after(struct ctx *x, const char *what)
 {
-	uint64_t deadline = tp_now_ms() + (uint64_t)x->o.timeout_ms;
+	uint64_t deadline = tp_now_ms() + (uint64_t)x->o.r.timeout_ms;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp_attr a;
 	struct ibv_wc wc;
@@ -783,7 +774,7 @@ static void foreign_after(struct ctx *x, const char *what)
 		       strerror(r));
 		return;
 	}
-	r = tp_poll(x->c.scq, &wc, x->o.timeout_ms);
+	r = tp_poll(x->c.scq, &wc, x->o.r.timeout_ms);
 	if (r <= 0)
 		tp_fail("%s: the Send posted after it never completed", what);
 	else if (wc.status != IBV_WC_WR_FLUSH_ERR)
@@ -879,7 +870,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv, &x.o);
 	x.ec = tp_channel();
-	if (x.o.server)
+	if (x.o.r.server)
 		return run_server(&x);
 	switch (x.o.mode) {
 	case MODE_MASKED:

@@ -112,6 +112,34 @@ uint64_t tp_parse_u64(const char *s, const char *what, uint64_t min,
 	return v;
 }
 
+bool tp_role_opt(struct tp_role *r, int ch, const char *arg)
+{
+	switch (ch) {
+	case 's':
+		r->server = true;
+		return true;
+	case 'c':
+		r->host = arg;
+		return true;
+	case 'p':
+		r->port = tp_parse_u64(arg, "-p", 1, 65535);
+		return true;
+	case 't':
+		r->timeout_ms = 1000 * tp_parse_u64(arg, "-t", 1, 3600);
+		return true;
+	case 'v':
+		tp_verbose = 1;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool tp_role_ok(const struct tp_role *r, int optind, int argc)
+{
+	return optind == argc && r->server != !!r->host;
+}
+
 static const char *const wc_status_names[] = {
 	[IBV_WC_SUCCESS] = "IBV_WC_SUCCESS",
 	[IBV_WC_LOC_LEN_ERR] = "IBV_WC_LOC_LEN_ERR",
@@ -229,10 +257,10 @@ const char *tp_qp_event_name(enum ibv_event_type type)
 	return ibv_event_type_str(type);
 }
 
-bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
-			int timeout_ms, const char *who)
+bool tp_expect_async_event(struct ibv_context *ctx, const void *obj,
+			   const char *obj_name, enum ibv_event_type type,
+			   int timeout_ms, const char *who)
 {
-	struct ibv_context *ctx = qp->context;
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	uint64_t deadline = tp_now_ms() + (uint64_t)timeout_ms;
 	struct ibv_async_event ev;
@@ -244,26 +272,34 @@ bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
 					  deadline - tp_now_ms() : 0);
 		if (poll(&p, 1, wait) != 1 || ibv_get_async_event(ctx, &ev))
 			break;
-		if (ev.element.qp != qp) {
+		/* element is a union of pointers: any member names the object */
+		if ((const void *)ev.element.qp != obj) {
 			tp_vlog("%s: asynchronous event %s on another object",
 				who, ibv_event_type_str(ev.event_type));
 		} else if (ev.event_type != type || seen) {
-			tp_fail("%s: asynchronous event %s on the QP, expected "
+			tp_fail("%s: asynchronous event %s on the %s, expected "
 				"one %s", who, tp_qp_event_name(ev.event_type),
-				tp_qp_event_name(type));
+				obj_name, tp_qp_event_name(type));
 			seen++;
 		} else {
-			tp_log("%s: asynchronous event %s on the QP", who,
-			       tp_qp_event_name(type));
+			tp_log("%s: asynchronous event %s on the %s", who,
+			       tp_qp_event_name(type), obj_name);
 			seen++;
 		}
 		ibv_ack_async_event(&ev);
 	}
 	if (!seen)
-		tp_fail("%s: no asynchronous event on the QP within %d ms "
-			"(expected %s)", who, timeout_ms,
+		tp_fail("%s: no asynchronous event on the %s within %d ms "
+			"(expected %s)", who, obj_name, timeout_ms,
 			tp_qp_event_name(type));
 	return seen == 1;
+}
+
+bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
+			int timeout_ms, const char *who)
+{
+	return tp_expect_async_event(qp->context, qp, "QP", type, timeout_ms,
+				     who);
 }
 
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords)
@@ -431,9 +467,10 @@ bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o)
 	a.send_cq = c->scq;
 	a.recv_cq = c->rcq;
 	a.cap.max_send_wr = o->max_send_wr;
-	a.cap.max_recv_wr = o->max_recv_wr;
+	a.cap.max_recv_wr = o->srq ? 0 : o->max_recv_wr;
 	a.cap.max_send_sge = o->max_sge ? o->max_sge : 1;
-	a.cap.max_recv_sge = o->max_sge ? o->max_sge : 1;
+	a.cap.max_recv_sge = o->srq ? 0 : o->max_sge ? o->max_sge : 1;
+	a.srq = o->srq;
 	a.pd = c->pd;
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	if (o->send_ops_flags) {

@@ -44,6 +44,24 @@ uint64_t tp_mix(uint64_t a, uint64_t b);
 uint64_t tp_parse_u64(const char *s, const char *what, uint64_t min,
 		      uint64_t max);
 
+/*
+ * The options every client/server program takes: -s (serve) or -c HOST,
+ * -p PORT, -t SEC (each wait's limit), -v. A program sets its defaults,
+ * hands each getopt character to tp_role_opt() before its own, and checks
+ * the outcome with tp_role_ok().
+ */
+#define TP_ROLE_OPTS "sc:p:t:v"
+struct tp_role {
+	bool server;
+	const char *host;
+	uint16_t port;
+	int timeout_ms;
+};
+/* True when @ch was one of TP_ROLE_OPTS (and is now taken into @r). */
+bool tp_role_opt(struct tp_role *r, int ch, const char *arg);
+/* Exactly one of -s and -c, and no operands left (optind == argc). */
+bool tp_role_ok(const struct tp_role *r, int optind, int argc);
+
 const char *tp_wc_status_name(enum ibv_wc_status st);
 /* Name (with or without the IBV_WC_ prefix) to status; -1 if unknown. */
 int tp_wc_status_parse(const char *name);
@@ -59,6 +77,10 @@ const char *tp_qp_event_name(enum ibv_event_type type);
  */
 bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
 			int timeout_ms, const char *who);
+/* The same for any object of @ctx (@obj: the QP, SRQ or CQ pointer). */
+bool tp_expect_async_event(struct ibv_context *ctx, const void *obj,
+			   const char *obj_name, enum ibv_event_type type,
+			   int timeout_ms, const char *who);
 
 /* Private data travels as big-endian 64-bit words. */
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords);
@@ -79,6 +101,11 @@ struct tp_qp_opts {
 	 * the connection is established needs it.
 	 */
 	void *pre_recv_addr;
+	/*
+	 * Receives from this SRQ instead of a receive queue of its own
+	 * (max_recv_wr then only sizes the receive CQ).
+	 */
+	struct ibv_srq *srq;
 	uint32_t pre_recv_len;
 	uint32_t pre_recv_lkey;
 	uint64_t pre_recv_id;
