@@ -37,6 +37,9 @@ static bool siwx_qp_transition_ok(enum ib_qp_state cur,
 		return next == IB_QPS_RTS || next == IB_QPS_SQD;
 	case IB_QPS_SQD:
 		return next == IB_QPS_SQD;
+	case IB_QPS_ERR:
+		/* A graceful disconnect after the end: see siwx_modify_qp() */
+		return next == IB_QPS_SQD;
 	default:
 		return false;
 	}
@@ -92,7 +95,15 @@ int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_STATE) {
 		enum ib_qp_state old = qp->state;
 
-		qp->state = attr->qp_state;
+		/*
+		 * SQD on a QP in ERROR is the graceful disconnect of a
+		 * connection that has ended already, typically by the
+		 * peer's close (librdmacm's rdma_disconnect() asks for SQD
+		 * on iWARP, before iw_cm_disconnect() finds nothing to do):
+		 * it succeeds, as on siw, and the QP stays in ERROR.
+		 */
+		if (old != IB_QPS_ERR || attr->qp_state != IB_QPS_SQD)
+			qp->state = attr->qp_state;
 		/* A QP made new again posts receives without doorbells */
 		if (attr->qp_state == IB_QPS_RESET)
 			WRITE_ONCE(qp->sq_ctrl->rq_flush, 0);

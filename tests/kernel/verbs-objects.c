@@ -169,6 +169,15 @@ static void check_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 		      wc.status == IBV_WC_WR_FLUSH_ERR,
 		      "posted send flushed on ERROR");
 	}
+	/*
+	 * librdmacm's rdma_disconnect() asks an iWARP QP for SQD even when
+	 * the peer's close has put it in ERROR already: that succeeds and
+	 * changes nothing; other ways out of ERROR but RESET are refused.
+	 */
+	CHECK(!to_state(qp, IBV_QPS_SQD, 0), "ERROR -> SQD (disconnect) accepted");
+	CHECK(qp_state(qp) == IBV_QPS_ERR, "query_qp still says ERROR");
+	CHECK(to_state(qp, IBV_QPS_INIT, 0), "ERROR -> INIT refused");
+	CHECK(to_state(qp, IBV_QPS_RTS, 0), "ERROR -> RTS refused");
 	CHECK(!ibv_destroy_qp(qp), "destroy QP");
 
 	qp = make_qp(pd, cq, srq, IBV_QPT_RC, 16, 2, 0);

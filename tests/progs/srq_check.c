@@ -14,6 +14,8 @@
  *   receives were left, and the limit reads 0 (disarmed) after it;
  * - the SRQ takes receives up to its max_wr and refuses the next (ENOMEM).
  * The verdict goes back to the client in a Send on the first connection.
+ * Then the server disconnects, and the client's own disconnect after that
+ * must succeed (on iWARP librdmacm asks the QP, in ERROR by then, for SQD).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -293,6 +295,7 @@ static int run_client(const struct opts *o)
 	uint64_t w[1] = { MAGIC }, verdict = 0;
 	struct tp_buf b = {}, v = {};
 	unsigned int i;
+	bool closed;
 	int r;
 
 	tp_pdata_put(pdata, w, 1);
@@ -323,10 +326,14 @@ static int run_client(const struct opts *o)
 			o->r.timeout_ms, NULL))
 		return 1;
 	memcpy(&verdict, v.addr, sizeof(verdict));
-	for (i = 0; i < 2; i++)
-		tp_close(&c[i], 5000);
+	/* The server disconnects after its verdict */
+	closed = tp_close_after_peer(c, 2, 5000);
 	tp_buf_free(&b);
 	tp_buf_free(&v);
+	if (!closed) {
+		tp_log("FAILED: client: closing after the server's disconnect");
+		return 1;
+	}
 	if (verdict != 1) {
 		tp_log("FAILED: client: the server's checks failed");
 		return 1;

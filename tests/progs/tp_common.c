@@ -664,6 +664,63 @@ void tp_close(struct tp_conn *c, int timeout_ms)
 	tp_destroy(c);
 }
 
+static int conn_index(const struct tp_conn *c, unsigned int n,
+		      const struct rdma_cm_id *id)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms)
+{
+	struct pollfd p = { .fd = c[0].ec->fd, .events = POLLIN };
+	unsigned int i, left = n;
+	struct rdma_cm_event *ev;
+	bool seen[n], ok = true;
+
+	memset(seen, 0, sizeof(seen));
+	while (left) {
+		int k;
+
+		if (poll(&p, 1, timeout_ms) <= 0 ||
+		    rdma_get_cm_event(c[0].ec, &ev)) {
+			tp_fail("%u of %u connections saw no DISCONNECTED from "
+				"the peer within %d ms", left, n, timeout_ms);
+			ok = false;
+			break;
+		}
+		k = conn_index(c, n, ev->id);
+		if (k < 0 || ev->event != RDMA_CM_EVENT_DISCONNECTED ||
+		    seen[k]) {
+			tp_vlog("waiting for the peer's disconnect: rdma_cm "
+				"event %s (ignored)", rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+		seen[k] = true;
+		left--;
+		/*
+		 * At once, as an application does: on InfiniBand the peer's
+		 * disconnect waits for ours (DREP). On iWARP librdmacm first
+		 * asks the QP, in ERROR since the peer's close, for SQD:
+		 * that must not fail either.
+		 */
+		if (rdma_disconnect(c[k].id)) {
+			tp_fail("connection %d: rdma_disconnect after the "
+				"peer's disconnect: %s", k, strerror(errno));
+			ok = false;
+		}
+	}
+	for (i = 0; i < n; i++)
+		tp_destroy(&c[i]);
+	return ok;
+}
+
 /* Posting. */
 
 static int post_wr(struct tp_conn *c, struct ibv_send_wr *wr)

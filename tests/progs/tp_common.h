@@ -170,6 +170,12 @@ bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 		int timeout_ms);
 /* Disconnect, wait (briefly) for DISCONNECTED, destroy everything. */
 void tp_close(struct tp_conn *c, int timeout_ms);
+/*
+ * Close @n connections (one event channel) that the peer closes first:
+ * wait for every DISCONNECTED, then disconnect each, which must succeed
+ * as an application's cleanup expects; false after tp_fail().
+ */
+bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms);
 /* Destroy without the disconnect handshake. */
 void tp_destroy(struct tp_conn *c);
 
