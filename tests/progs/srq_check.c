@@ -18,7 +18,6 @@
  * must succeed (on iWARP librdmacm asks the QP, in ERROR by then, for SQD).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,31 +47,6 @@ static void usage(FILE *f)
 "Exit 0 only when every check passed (the client: the server's verdict).\n");
 }
 
-static void parse(int argc, char **argv, struct opts *o)
-{
-	static const struct option lo[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-
-	*o = (struct opts){ .r = { .port = 18520, .timeout_ms = 60000 } };
-	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "h", lo, NULL)) !=
-	       -1) {
-		if (tp_role_opt(&o->r, ch, optarg))
-			continue;
-		if (ch == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		usage(stderr);
-		exit(2);
-	}
-	if (!tp_role_ok(&o->r, optind, argc)) {
-		usage(stderr);
-		exit(2);
-	}
-}
 
 /* The bytes of Send @seq: its number, then a pattern of it. */
 static void fill_msg(uint8_t *p, uint64_t seq)
@@ -349,6 +323,7 @@ int main(int argc, char **argv)
 
 	tp_prog = "siwx-srq-check";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	parse(argc, argv, &o);
+	o = (struct opts){ .r = { .port = 18520, .timeout_ms = 60000 } };
+	tp_role_parse(argc, argv, &o.r, usage);
 	return o.r.server ? run_server(&o) : run_client(&o);
 }

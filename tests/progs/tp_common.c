@@ -4,6 +4,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
@@ -138,6 +139,32 @@ bool tp_role_opt(struct tp_role *r, int ch, const char *arg)
 bool tp_role_ok(const struct tp_role *r, int optind, int argc)
 {
 	return optind == argc && r->server != !!r->host;
+}
+
+void tp_role_parse(int argc, char **argv, struct tp_role *r,
+		   void (*usage)(FILE *f))
+{
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "h", lo, NULL)) !=
+	       -1) {
+		if (tp_role_opt(r, ch, optarg))
+			continue;
+		if (ch == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		usage(stderr);
+		exit(2);
+	}
+	if (!tp_role_ok(r, optind, argc)) {
+		usage(stderr);
+		exit(2);
+	}
 }
 
 static const char *const wc_status_names[] = {
@@ -675,10 +702,11 @@ static int conn_index(const struct tp_conn *c, unsigned int n,
 	return -1;
 }
 
-bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms)
+bool tp_disconnect_after_peer(struct tp_conn *c, unsigned int n,
+			      int timeout_ms)
 {
 	struct pollfd p = { .fd = c[0].ec->fd, .events = POLLIN };
-	unsigned int i, left = n;
+	unsigned int left = n;
 	struct rdma_cm_event *ev;
 	bool seen[n], ok = true;
 
@@ -716,6 +744,14 @@ bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms)
 			ok = false;
 		}
 	}
+	return ok;
+}
+
+bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms)
+{
+	bool ok = tp_disconnect_after_peer(c, n, timeout_ms);
+	unsigned int i;
+
 	for (i = 0; i < n; i++)
 		tp_destroy(&c[i]);
 	return ok;

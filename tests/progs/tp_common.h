@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -61,6 +62,13 @@ struct tp_role {
 bool tp_role_opt(struct tp_role *r, int ch, const char *arg);
 /* Exactly one of -s and -c, and no operands left (optind == argc). */
 bool tp_role_ok(const struct tp_role *r, int optind, int argc);
+/*
+ * All of a program's options when it has no others than TP_ROLE_OPTS and
+ * -h/--help: @r holds the defaults; a usage error prints @usage on stderr
+ * and exits 2, -h prints it on stdout and exits 0.
+ */
+void tp_role_parse(int argc, char **argv, struct tp_role *r,
+		   void (*usage)(FILE *f));
 
 const char *tp_wc_status_name(enum ibv_wc_status st);
 /* Name (with or without the IBV_WC_ prefix) to status; -1 if unknown. */
@@ -176,6 +184,9 @@ void tp_close(struct tp_conn *c, int timeout_ms);
  * as an application's cleanup expects; false after tp_fail().
  */
 bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms);
+/* The same without destroying: the QPs' flushed WRs are still to reap. */
+bool tp_disconnect_after_peer(struct tp_conn *c, unsigned int n,
+			      int timeout_ms);
 /* Destroy without the disconnect handshake. */
 void tp_destroy(struct tp_conn *c);
 
