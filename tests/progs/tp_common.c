@@ -667,30 +667,6 @@ void tp_destroy(struct tp_conn *c)
 	c->id = NULL;
 }
 
-void tp_close(struct tp_conn *c, int timeout_ms)
-{
-	struct pollfd p = { .fd = c->ec->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (!c->id)
-		return;
-	rdma_disconnect(c->id);
-	/* Both the peer's and our own disconnect end in one DISCONNECTED. */
-	while (poll(&p, 1, timeout_ms) > 0) {
-		if (rdma_get_cm_event(c->ec, &ev))
-			break;
-		if (ev->id == c->id &&
-		    ev->event == RDMA_CM_EVENT_DISCONNECTED) {
-			rdma_ack_cm_event(ev);
-			break;
-		}
-		tp_vlog("while closing: rdma_cm event %s (ignored)",
-			rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-	}
-	tp_destroy(c);
-}
-
 static int conn_index(const struct tp_conn *c, unsigned int n,
 		      const struct rdma_cm_id *id)
 {
@@ -702,34 +678,59 @@ static int conn_index(const struct tp_conn *c, unsigned int n,
 	return -1;
 }
 
+/*
+ * The next DISCONNECTED on @c[0]'s event channel for one of the @n
+ * connections not yet @seen (NULL: none seen); its index, or -1 when none
+ * came within @timeout_ms. Other events are acked and skipped.
+ */
+static int next_disconnected(struct tp_conn *c, unsigned int n,
+			     const bool *seen, int timeout_ms)
+{
+	struct pollfd p = { .fd = c[0].ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int k;
+
+	for (;;) {
+		if (poll(&p, 1, timeout_ms) <= 0 ||
+		    rdma_get_cm_event(c[0].ec, &ev))
+			return -1;
+		k = conn_index(c, n, ev->id);
+		if (k >= 0 && ev->event == RDMA_CM_EVENT_DISCONNECTED &&
+		    !(seen && seen[k])) {
+			rdma_ack_cm_event(ev);
+			return k;
+		}
+		tp_vlog("waiting for DISCONNECTED: rdma_cm event %s (ignored)",
+			rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+	}
+}
+
+void tp_close(struct tp_conn *c, int timeout_ms)
+{
+	if (!c->id)
+		return;
+	rdma_disconnect(c->id);
+	/* Both the peer's and our own disconnect end in one DISCONNECTED. */
+	next_disconnected(c, 1, NULL, timeout_ms);
+	tp_destroy(c);
+}
+
 bool tp_disconnect_after_peer(struct tp_conn *c, unsigned int n,
 			      int timeout_ms)
 {
-	struct pollfd p = { .fd = c[0].ec->fd, .events = POLLIN };
 	unsigned int left = n;
-	struct rdma_cm_event *ev;
 	bool seen[n], ok = true;
 
 	memset(seen, 0, sizeof(seen));
 	while (left) {
-		int k;
+		int k = next_disconnected(c, n, seen, timeout_ms);
 
-		if (poll(&p, 1, timeout_ms) <= 0 ||
-		    rdma_get_cm_event(c[0].ec, &ev)) {
+		if (k < 0) {
 			tp_fail("%u of %u connections saw no DISCONNECTED from "
 				"the peer within %d ms", left, n, timeout_ms);
-			ok = false;
-			break;
+			return false;
 		}
-		k = conn_index(c, n, ev->id);
-		if (k < 0 || ev->event != RDMA_CM_EVENT_DISCONNECTED ||
-		    seen[k]) {
-			tp_vlog("waiting for the peer's disconnect: rdma_cm "
-				"event %s (ignored)", rdma_event_str(ev->event));
-			rdma_ack_cm_event(ev);
-			continue;
-		}
-		rdma_ack_cm_event(ev);
 		seen[k] = true;
 		left--;
 		/*
