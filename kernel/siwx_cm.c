@@ -55,6 +55,16 @@ static int siwx_addr_len(const struct sockaddr_storage *ss)
 					   sizeof(struct sockaddr_in);
 }
 
+static bool siwx_addr_is_any(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_any(&s6->sin6_addr);
+	return s4->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
 static int siwx_cm_send_rr(struct siwx_conn *conn,
 			   const struct siwx_mpa_rr *rr)
 {
@@ -244,6 +254,18 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 		goto err_free;
 	sk = l->sock->sk;
 	sk->sk_reuse = SK_CAN_REUSE;
+	/*
+	 * rdma_listen() on the wildcard address asks every RDMA device to
+	 * listen on the port. Ours takes only what arrives on its netdev:
+	 * else another iWARP device's listener on that port could not bind
+	 * (EADDRINUSE fails the whole rdma_listen), or we would take
+	 * connections meant for it.
+	 */
+	if (siwx_addr_is_any(&id->m_local_addr)) {
+		rv = sock_bindtoindex(sk, l->dev->netdev->ifindex, true);
+		if (rv)
+			goto err_sock;
+	}
 	rv = kernel_bind(l->sock, (struct sockaddr *)&id->m_local_addr,
 			 siwx_addr_len(&id->m_local_addr));
 	if (rv)
