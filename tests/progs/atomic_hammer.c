@@ -380,6 +380,12 @@ static bool server_accept_one(struct ctx *x, struct tp_conn *c, bool *seen)
 		return false;
 	}
 	seen[w[2]] = true;
+	/*
+	 * The client connects its QPs one after another, but the CM may
+	 * report the next CONNECT_REQUEST before this one's ESTABLISHED:
+	 * each connection's events go to a channel of its own.
+	 */
+	tp_own_channel(c);
 	c->pd = x->pd;
 	if (!tp_setup_qp(c, &q))
 		return false;
@@ -440,7 +446,7 @@ static void stop_local(struct ctx *x, uint64_t *ops, uint64_t *sum)
 /* The client's final message on QP 0; a disconnect before it fails. */
 static bool server_wait_final(struct ctx *x, uint64_t *w)
 {
-	struct pollfd p = { .fd = x->ec->fd, .events = POLLIN };
+	struct pollfd p = { .fd = x->w[0].c.ec->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc;
 	int r;
@@ -451,7 +457,7 @@ static bool server_wait_final(struct ctx *x, uint64_t *w)
 			return check_recv(x, &wc, w, 4, "client's total");
 		if (r < 0 || poll(&p, 1, 0) <= 0)
 			continue;
-		if (rdma_get_cm_event(x->ec, &ev))
+		if (rdma_get_cm_event(x->w[0].c.ec, &ev))
 			continue;
 		tp_fail("rdma_cm event %s before the client's total",
 			rdma_event_str(ev->event));
@@ -492,17 +498,23 @@ static bool server_judge(struct ctx *x, const uint64_t *fin, uint64_t lops,
 	return !c && r == want;
 }
 
+/* Each connection's DISCONNECTED (10 s in all), then tear down. */
 static void server_close_all(struct ctx *x)
 {
-	struct pollfd p = { .fd = x->ec->fd, .events = POLLIN };
+	uint64_t i, end = tp_now_ms() + 10000;
 	struct rdma_cm_event *ev;
-	uint64_t i, got = 0;
 
-	while (got < x->nqps && poll(&p, 1, 10000) > 0) {
-		if (rdma_get_cm_event(x->ec, &ev))
-			break;
-		got += ev->event == RDMA_CM_EVENT_DISCONNECTED;
-		rdma_ack_cm_event(ev);
+	for (i = 0; i < x->nqps; i++) {
+		struct pollfd p = { .fd = x->w[i].c.ec->fd, .events = POLLIN };
+		bool down = false;
+		uint64_t now;
+
+		while (!down && (now = tp_now_ms()) < end &&
+		       poll(&p, 1, (int)(end - now)) > 0 &&
+		       !rdma_get_cm_event(x->w[i].c.ec, &ev)) {
+			down = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+			rdma_ack_cm_event(ev);
+		}
 	}
 	for (i = 0; i < x->nqps; i++)
 		tp_destroy(&x->w[i].c);

@@ -154,15 +154,14 @@ struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port);
  */
 bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		    struct tp_conn *c, int timeout_ms);
-/* CQs and the QP on c->id with c->pd. */
 /*
  * Move a requested connection's id to an event channel of its own (freed
- * by tp_destroy): a server that serves one connection after another
- * otherwise may find the next CONNECT_REQUEST on the listener's channel
- * before this one's DISCONNECTED (the CM may report them in either
- * order).
+ * by tp_destroy): a server otherwise may find the next CONNECT_REQUEST on
+ * the listener's channel before this connection's ESTABLISHED or
+ * DISCONNECTED (the CM orders events per id, not across ids).
  */
 void tp_own_channel(struct tp_conn *c);
+/* CQs and the QP on c->id with c->pd. */
 bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o);
 bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
 	       uint8_t rd_atomic, int timeout_ms);
