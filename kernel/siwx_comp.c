@@ -119,7 +119,9 @@ static void siwx_sq_post_shadow(struct siwx_qp *qp,
  * Complete the SQEs whose work is done, oldest first, stopping at the
  * first one still in progress (RFC 5040 5.5 rule 15: a Send or Write
  * does not complete before an earlier Read or Atomic). The slot goes
- * back to the provider either way.
+ * back to the provider before the completion is posted, so that a WR
+ * posted as soon as the completion is polled finds its slot free (the
+ * CQE is built from the shadow, not from the slot).
  */
 void siwx_sq_complete(struct siwx_qp *qp)
 {
@@ -131,10 +133,10 @@ void siwx_sq_complete(struct siwx_qp *qp)
 
 		if (!sh->done)
 			break;
-		siwx_sq_post_shadow(qp, sh);
 		sh->done = false;
 		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
 		qp->sq_done++;
+		siwx_sq_post_shadow(qp, sh);
 	}
 	spin_unlock_bh(&qp->sq_lock);
 }
@@ -155,11 +157,12 @@ void siwx_qp_flush(struct siwx_qp *qp)
 
 		if (!sh->done)
 			sh->status = SIWX_WC_WR_FLUSH_ERR;
-		siwx_sq_post_shadow(qp, sh);
 		sh->done = false;
 		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
 		qp->sq_done++;
+		siwx_sq_post_shadow(qp, sh);
 	}
+	/* As in siwx_sq_complete(): the slot is free before its CQE */
 	for (;;) {
 		struct siwx_sqe *sqe = &qp->sqe[qp->sq_tx & mask];
 
@@ -167,10 +170,10 @@ void siwx_qp_flush(struct siwx_qp *qp)
 			break;
 		ci.id = READ_ONCE(sqe->id);
 		ci.opcode = siwx_wr_to_wc_opcode(READ_ONCE(sqe->opcode));
-		siwx_cq_post(qp->scq, qp, &ci);
 		siwx_elem_release(&sqe->flags);
 		qp->sq_tx++;
 		qp->sq_done = qp->sq_tx;
+		siwx_cq_post(qp->scq, qp, &ci);
 	}
 	spin_unlock_bh(&qp->sq_lock);
 
@@ -184,9 +187,9 @@ void siwx_qp_flush(struct siwx_qp *qp)
 		if (!(siwx_elem_valid(&rqe->flags, SIWX_WQE_VALID)))
 			break;
 		ci.id = READ_ONCE(rqe->id);
-		siwx_cq_post(qp->rcq, qp, &ci);
 		siwx_elem_release(&rqe->flags);
 		qp->rq_pos++;
+		siwx_cq_post(qp->rcq, qp, &ci);
 	}
 	spin_unlock_bh(&qp->rq_lock);
 }

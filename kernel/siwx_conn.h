@@ -197,6 +197,7 @@ void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 /* siwx_tx.c */
 void siwx_tx_work(struct work_struct *work);
 void siwx_tx_kick(struct siwx_conn *conn);
+void siwx_tx_sq_progress(struct siwx_conn *conn);
 void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
 void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
 

@@ -484,7 +484,7 @@ static void siwx_rx_atomic_resp(struct siwx_conn *conn)
 	status = siwx_atomic_result(conn->qp, &sink, r->orig) ?
 		 SIWX_WC_LOC_PROT_ERR : SIWX_WC_SUCCESS;
 	siwx_sq_mark_done(conn->qp, cookie, status, sizeof(u64));
-	siwx_tx_kick(conn);
+	siwx_tx_sq_progress(conn);
 }
 
 /*
@@ -551,7 +551,7 @@ static void siwx_rx_segment_end(struct siwx_conn *conn)
 		spin_unlock_bh(&conn->rdq_lock);
 		siwx_sq_mark_done(conn->qp, conn->rx_resp_cookie,
 				  SIWX_WC_SUCCESS, conn->rx_resp_len);
-		siwx_tx_kick(conn);
+		siwx_tx_sq_progress(conn);
 		return;
 	case SIWX_OP_SEND:
 	case SIWX_OP_SEND_INVAL:

@@ -28,9 +28,10 @@
 #include "siwx_conn.h"
 
 enum {
-	SIWX_TX_IDLE,
+	SIWX_TX_IDLE,		/* no WR at the engine's position */
+	SIWX_TX_FULL,		/* every slot holds a WR in flight */
 	SIWX_TX_DID,
-	SIWX_TX_STALL,
+	SIWX_TX_STALL,		/* a WR waits (ORD, a fence, stopped) */
 };
 
 void siwx_tx_kick(struct siwx_conn *conn)
@@ -548,7 +549,7 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 	pos = qp->sq_tx;
 	if (pos - qp->sq_done >= qp->sq.num) {
 		spin_unlock_bh(&qp->sq_lock);
-		return SIWX_TX_STALL;
+		return SIWX_TX_FULL;
 	}
 	sqe = &qp->sqe[pos & mask];
 	if (!(siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID))) {
@@ -735,6 +736,27 @@ static bool siwx_tx_more(struct siwx_conn *conn)
 }
 
 /*
+ * RX completed a Read or an Atomic: the WRs behind it may go. The engine
+ * waits for that either stalled (ORD full, a fence; tx_active set, so
+ * the provider rang no doorbell for WRs it posted since) or parked on a
+ * ring full of WRs in flight (tx_active clear, so a WR posted into the
+ * freed slot rings the doorbell). Wake the work item only when a WR
+ * waits at the engine's position: after every Response, as before, it
+ * cost a context switch per Read with perftest's one-slot SQ.
+ */
+void siwx_tx_sq_progress(struct siwx_conn *conn)
+{
+	/*
+	 * sq_done (siwx_sq_complete) before the look at the ring; pairs with
+	 * the provider's publish-then-read-tx_active and the engine's
+	 * clear-then-re-check (siwx_tx_run)
+	 */
+	smp_mb();
+	if (siwx_tx_more(conn))
+		siwx_tx_kick(conn);
+}
+
+/*
  * The engine stops for now: push what TCP holds back (the last FPDU went
  * with MSG_MORE when more seemed to follow). Without this a Read Request
  * could wait in TCP for the Read Response it is waiting for.
@@ -838,7 +860,12 @@ static void siwx_tx_run(struct siwx_conn *conn, bool in_syscall)
 		siwx_tx_pause(conn);
 		if (rv == SIWX_TX_STALL)
 			return;
-		/* Idle: the abi.h protocol against a doorbell we'd miss */
+		/*
+		 * Idle, or the ring is full of WRs in flight: either way the
+		 * next WR comes with a doorbell (abi.h), also one that fills
+		 * a slot a completion frees (siwx_tx_sq_progress() covers a
+		 * WR posted while this engine still looked busy).
+		 */
 		WRITE_ONCE(qp->sq_ctrl->tx_active, 0);
 		/* Clear before the re-check; pairs with the provider's */
 		smp_mb();

@@ -11,16 +11,19 @@
  *
  *   SQ:  provider produces, kernel consumes. The kernel TX engine sets
  *        siwx_sq_ctrl.tx_active while it works the queue; before it goes
- *        idle it clears the word, issues a full barrier and looks at the
- *        next element once more. The provider, after publishing WQEs,
- *        issues a full barrier and rings the doorbell (a zero-WR
- *        post_send on the command fd) only if tx_active is clear.
+ *        idle, or waits with every element holding a WR in flight, it
+ *        clears the word, issues a full barrier and looks at the next
+ *        element once more. The provider, after publishing WQEs, issues
+ *        a full barrier and rings the doorbell (a zero-WR post_send on
+ *        the command fd) only if tx_active is clear.
  *   RQ, SRQ: provider produces, kernel consumes. Once a QP is in ERROR
  *        with its connection gone, the kernel sets siwx_sq_ctrl.rq_flush,
  *        issues a full barrier and flushes the RQ; the provider, after
  *        publishing RQEs, issues a full barrier and, if rq_flush is set,
  *        rings the receive doorbell (a zero-WR post_recv), so a receive
  *        posted to a dead QP completes with a flush error too.
+ *        An SQ or RQ element returns to the provider (its flag clears)
+ *        before the work request's completion is posted.
  *   CQ:  kernel produces, provider consumes. siwx_cq_ctrl.notify holds
  *        the armed state that ibv_req_notify_cq() writes.
  *
