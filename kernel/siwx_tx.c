@@ -722,17 +722,21 @@ static int siwx_tx_rtr(struct siwx_conn *conn)
 	return siwx_tx_message(conn, &h, NULL, 0, &none, 0);
 }
 
-static bool siwx_tx_more(struct siwx_conn *conn)
+/* A WR waits at the engine's position, and the ring lets it go. */
+static bool siwx_tx_sq_waiting(struct siwx_qp *qp)
 {
-	struct siwx_qp *qp = conn->qp;
 	u32 pos = READ_ONCE(qp->sq_tx);
 	struct siwx_sqe *sqe = &qp->sqe[pos & (qp->sq.num - 1)];
 
-	if (siwx_term_is_pending(conn) || siwx_tx_resp_ready(conn))
-		return true;
 	if (pos - READ_ONCE(qp->sq_done) >= qp->sq.num)
 		return false;
 	return siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID);
+}
+
+static bool siwx_tx_more(struct siwx_conn *conn)
+{
+	return siwx_term_is_pending(conn) || siwx_tx_resp_ready(conn) ||
+	       siwx_tx_sq_waiting(conn->qp);
 }
 
 /*
@@ -742,7 +746,9 @@ static bool siwx_tx_more(struct siwx_conn *conn)
  * ring full of WRs in flight (tx_active clear, so a WR posted into the
  * freed slot rings the doorbell). Wake the work item only when a WR
  * waits at the engine's position: after every Response, as before, it
- * cost a context switch per Read with perftest's one-slot SQ.
+ * cost a context switch per Read with perftest's one-slot SQ. Only the
+ * SQ is looked at: owed Responses and a Terminate wake the engine where
+ * RX queues them.
  */
 void siwx_tx_sq_progress(struct siwx_conn *conn)
 {
@@ -752,7 +758,7 @@ void siwx_tx_sq_progress(struct siwx_conn *conn)
 	 * clear-then-re-check (siwx_tx_run)
 	 */
 	smp_mb();
-	if (siwx_tx_more(conn))
+	if (siwx_tx_sq_waiting(conn->qp))
 		siwx_tx_kick(conn);
 }
 
