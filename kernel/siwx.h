@@ -381,6 +381,9 @@ void siwx_qp_flush(struct siwx_qp *qp);
 void siwx_qp_flush_final(struct siwx_qp *qp);
 void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall);
 
+/* siwx_crc32c.c */
+int siwx_crc32c_init(void);
+
 /* siwx_conn.c */
 void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);
 int siwx_wq_init(void);

@@ -13,8 +13,6 @@
 #include <linux/netdevice.h>
 #include <rdma/rdma_netlink.h>
 
-#include <siwx/proto/crc32c.h>
-
 #include "siwx_conn.h"
 
 bool siwx_mpa_crc = true;
@@ -142,16 +140,11 @@ static void siwx_remove_all(void)
 
 static int __init siwx_init(void)
 {
-	/* RFC 3720 B.4: CRC32c of 32 zero octets is 0x8a9136aa. */
-	static const u8 zeros[32];
-	u32 crc = siwx_crc32c_final(siwx_crc32c(SIWX_CRC32C_INIT, zeros,
-						sizeof(zeros)));
 	int rv;
 
-	if (crc != 0x8a9136aa) {
-		pr_err("siwx: crc32c self-test failed (%08x)\n", crc);
-		return -ENODEV;
-	}
+	rv = siwx_crc32c_init();
+	if (rv)
+		return rv;
 	rv = siwx_wq_init();
 	if (rv)
 		return rv;

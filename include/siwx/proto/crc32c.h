@@ -9,8 +9,11 @@
  * wire least significant byte first (RFC 3720's test vectors: 32 zero
  * bytes give the octets aa 36 91 8a).
  *
- * User space links core/crc32c.c; siwx.ko provides siwx_crc32c() on top of
- * the kernel's (hardware accelerated) crc32c.
+ * siwx_crc32c_sw() is the core's table code (core/crc32c.c), which needs
+ * siwx_crc32c_sw_init() once before use. User space's siwx_crc32c() is the
+ * table code (core/crc32c_user.c); siwx.ko's is the kernel's crc32c() or
+ * the table code, whichever is faster on the machine (measured at load,
+ * kernel/siwx_crc32c.c).
  */
 #ifndef SIWX_PROTO_CRC32C_H
 #define SIWX_PROTO_CRC32C_H
@@ -20,6 +23,8 @@
 #define SIWX_CRC32C_INIT 0xffffffffU
 
 u32 siwx_crc32c(u32 crc, const void *buf, size_t len);
+void siwx_crc32c_sw_init(void);
+u32 siwx_crc32c_sw(u32 crc, const void *buf, size_t len);
 
 static inline u32 siwx_crc32c_final(u32 crc)
 {
