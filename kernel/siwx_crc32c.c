@@ -44,7 +44,7 @@ u32 siwx_crc32c(u32 crc, const void *buf, size_t len)
 }
 
 /* RFC 3720 B.4: CRC32c of 32 zero octets is 0x8a9136aa. */
-static bool siwx_crc32c_check(u32 (*fn)(u32, const void *, size_t))
+static bool __init siwx_crc32c_check(u32 (*fn)(u32, const void *, size_t))
 {
 	static const u8 zeros[32];
 
@@ -57,8 +57,8 @@ static bool siwx_crc32c_check(u32 (*fn)(u32, const void *, size_t))
  * is at most one MSS); the first pass also warms caches and, under an
  * emulator, translation.
  */
-static u64 siwx_crc32c_time(u32 (*fn)(u32, const void *, size_t),
-			    const u8 *buf, size_t len)
+static u64 __init siwx_crc32c_time(u32 (*fn)(u32, const void *, size_t),
+				   const u8 *buf, size_t len)
 {
 	u64 best = U64_MAX, t;
 	u32 crc = SIWX_CRC32C_INIT;
@@ -73,7 +73,7 @@ static u64 siwx_crc32c_time(u32 (*fn)(u32, const void *, size_t),
 	return best ?: 1;
 }
 
-int siwx_crc32c_init(void)
+int __init siwx_crc32c_init(void)
 {
 	const size_t len = 1024;
 	u64 t_kernel, t_table;
