@@ -40,7 +40,7 @@ u32 siwx_crc32c(u32 crc, const void *buf, size_t len)
 {
 	if (READ_ONCE(siwx_crc32c_impl) == SIWX_CRC32C_TABLE)
 		return siwx_crc32c_sw(crc, buf, len);
-	return crc32c(crc, buf, len);
+	return siwx_crc32c_kernel(crc, buf, len);
 }
 
 /* RFC 3720 B.4: CRC32c of 32 zero octets is 0x8a9136aa. */
