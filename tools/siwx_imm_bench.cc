@@ -1,15 +1,25 @@
 // siwx-imm-bench: latency and message rate of RDMA Write with Immediate,
 // which Debian's perftest cannot measure, and the same for an RDMA Write
-// followed by a Send (what an application does without write-with-imm).
+// followed by a Send (what an application does without write-with-imm);
+// and the bandwidth of plain RDMA Writes with the writer sleeping on
+// completion events, which perftest's ib_write_bw refuses (its -e is for
+// Send and Read only).
 //
 //   server: siwx-imm-bench -s [-p PORT]
-//   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate] [-o imm|write-send]
-//                          [-b BYTES] [-n ITERS] [-w WINDOW]
+//   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate|bw]
+//                          [-o imm|write-send|write] [-b BYTES] [-n ITERS]
+//                          [-w WINDOW] [-e]
 //
 // lat:  ping-pong; each side answers the other's message with its own, the
 //       client reports half the round trip (median, mean, p99) in us.
 // rate: the client streams messages, the server returns one credit Send per
 //       window; the client reports messages and megabytes per second.
+// bw:   (op write) the client keeps WINDOW RDMA Writes in flight until ITERS
+//       have completed, then a Send that the server answers: the clock
+//       stops when every byte is in the server's memory, not when the
+//       last Write left (a sender's completion says only that).
+// -e:   both sides wait for completions asleep (a completion channel), as
+//       iperf3 waits in send(), instead of busy-polling the CQ.
 // The last line is machine-readable: "result,<mode>,<op>,<bytes>,<iters>,
 // <median_us|msgs_per_s>,<mean_us|MB_per_s>,<p99_us|0>".
 #include <arpa/inet.h>
@@ -23,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -39,7 +50,11 @@ struct Options {
     uint32_t bytes = 8;
     uint32_t iters = 1000;
     uint32_t window = 64;
+    bool events = false;
 };
+
+// Operations, by their number in the connection's private data.
+const char* const kOps[] = {"write-send", "imm", "write"};
 
 [[noreturn]] void Die(const std::string& what) {
     std::fprintf(stderr, "siwx-imm-bench: %s\n", what.c_str());
@@ -64,10 +79,14 @@ struct PeerInfo {
 
 class Endpoint {
   public:
-    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth) : id_(id), depth_(depth) {
+    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth, bool events) : id_(id), depth_(depth) {
         pd_ = ibv_alloc_pd(id->verbs);
         Check(pd_, "ibv_alloc_pd");
-        cq_ = ibv_create_cq(id->verbs, int(2 * depth + 2), nullptr, nullptr, 0);
+        if (events) {
+            channel_ = ibv_create_comp_channel(id->verbs);
+            Check(channel_, "ibv_create_comp_channel");
+        }
+        cq_ = ibv_create_cq(id->verbs, int(2 * depth + 2), nullptr, channel_, 0);
         Check(cq_, "ibv_create_cq");
         ibv_qp_init_attr attr{};
         attr.send_cq = cq_;
@@ -90,6 +109,7 @@ class Endpoint {
         rdma_destroy_qp(id_);
         ibv_dereg_mr(mr_);
         ibv_destroy_cq(cq_);
+        if (channel_) ibv_destroy_comp_channel(channel_);
         ibv_dealloc_pd(pd_);
     }
 
@@ -107,7 +127,8 @@ class Endpoint {
         CheckPost(ibv_post_recv(id_->qp, &wr, &bad), "ibv_post_recv");
     }
 
-    // One message of @op (imm: write-with-imm; write-send: write + send).
+    // One message of @op (imm: write-with-imm; write-send: write + send;
+    // write: a Write alone).
     void Post(const std::string& op, const PeerInfo& peer, uint32_t bytes, uint32_t seq,
               bool signal) {
         ibv_sge sge{uint64_t(uintptr_t(buf_.data())), bytes, mr_->lkey};
@@ -121,6 +142,12 @@ class Endpoint {
         if (op == "imm") {
             wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
             wr.imm_data = htonl(seq);
+            wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+            CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
+            return;
+        }
+        if (op == "write") {
+            wr.opcode = IBV_WR_RDMA_WRITE;
             wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
             CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
             return;
@@ -158,11 +185,25 @@ class Endpoint {
     }
 
   private:
-    // One completion of either kind: both share the CQ.
+    // One completion of either kind: both share the CQ. With a channel,
+    // an empty CQ is armed and polled once more (a completion between the
+    // two polls raises no event), then the caller sleeps until the next.
     void PollOne() {
         ibv_wc wc;
         int n = ibv_poll_cq(cq_, 1, &wc);
         Check(n >= 0, "ibv_poll_cq");
+        if (n == 0 && channel_) {
+            CheckPost(ibv_req_notify_cq(cq_, 0), "ibv_req_notify_cq");
+            n = ibv_poll_cq(cq_, 1, &wc);
+            Check(n >= 0, "ibv_poll_cq");
+            if (n == 0) {
+                ibv_cq* cq;
+                void* ctx;
+                Check(ibv_get_cq_event(channel_, &cq, &ctx) == 0, "ibv_get_cq_event");
+                ibv_ack_cq_events(cq, 1);
+                return;
+            }
+        }
         if (n == 0) return;
         if (wc.status != IBV_WC_SUCCESS)
             Die(std::string("completion error: ") + ibv_wc_status_str(wc.status));
@@ -178,6 +219,7 @@ class Endpoint {
     rdma_cm_id* id_;
     uint32_t depth_;
     ibv_pd* pd_ = nullptr;
+    ibv_comp_channel* channel_ = nullptr;
     ibv_cq* cq_ = nullptr;
     ibv_mr* mr_ = nullptr;
     std::vector<uint8_t> buf_;
@@ -246,10 +288,34 @@ void RunRate(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) 
     std::printf("result,rate,%s,%u,%u,%.1f,%.3f,0\n", o.op.c_str(), o.bytes, o.iters, rate, mbps);
 }
 
+void RunBandwidth(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
+    if (!client) {
+        ep.WaitRecv();  // the client's last Send: every Write is placed
+        ep.PostCredit();
+        return;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    uint32_t posted = 0;
+    for (; posted < std::min(o.window, o.iters); ++posted)
+        ep.Post(o.op, peer, o.bytes, posted, true);
+    for (uint32_t done = 0; done < o.iters; ++done) {
+        ep.DrainSends(1);
+        if (posted < o.iters) ep.Post(o.op, peer, o.bytes, posted++, true);
+    }
+    ep.PostCredit();
+    ep.WaitRecv();
+    double secs = Micros(std::chrono::steady_clock::now() - t0) / 1e6;
+    double rate = o.iters / secs, mbps = rate * o.bytes / 1e6;
+    std::printf("%s %u B: %.2f MiB/s, %.0f msgs/s (%u messages, window %u, %s)\n", o.op.c_str(),
+                o.bytes, mbps * 1e6 / (1 << 20), rate, o.iters, o.window,
+                o.events ? "completion events" : "polling");
+    std::printf("result,bw,%s,%u,%u,%.1f,%.3f,0\n", o.op.c_str(), o.bytes, o.iters, rate, mbps);
+}
+
 Options Parse(int argc, char** argv) {
     Options o;
     int c;
-    while ((c = getopt(argc, argv, "sc:p:m:o:b:n:w:")) != -1) {
+    while ((c = getopt(argc, argv, "sc:p:m:o:b:n:w:e")) != -1) {
         switch (c) {
             case 's':
                 o.server = true;
@@ -275,14 +341,19 @@ Options Parse(int argc, char** argv) {
             case 'w':
                 o.window = uint32_t(std::strtoul(optarg, nullptr, 0));
                 break;
+            case 'e':
+                o.events = true;
+                break;
             default:
-                Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate] [-o imm|write-send] "
-                    "[-b BYTES] [-n ITERS] [-w WINDOW]");
+                Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate|bw] "
+                    "[-o imm|write-send|write] [-b BYTES] [-n ITERS] [-w WINDOW] [-e]");
         }
     }
     if (o.server == !o.addr.empty()) Die("give exactly one of -s and -c ADDR");
-    if ((o.mode != "lat" && o.mode != "rate") || (o.op != "imm" && o.op != "write-send"))
-        Die("mode is lat or rate, op is imm or write-send");
+    bool bw = o.mode == "bw";
+    if ((o.mode != "lat" && o.mode != "rate" && !bw) ||
+        (bw ? o.op != "write" : o.op != "imm" && o.op != "write-send"))
+        Die("mode lat or rate with op imm or write-send, or mode bw with op write");
     if (o.window == 0 || o.window > 1024 || o.iters == 0) Die("window 1..1024, iters >= 1");
     return o;
 }
@@ -305,8 +376,9 @@ int main(int argc, char** argv) {
     // The client tells the server what to run in the private data.
     struct Hello {
         PeerInfo info;
-        uint32_t iters, window, rate, imm;
+        uint32_t iters, window, mode, op, events;
     } mine{}, theirs{};
+    const char* const modes[] = {"lat", "rate", "bw"};
     rdma_conn_param param{};
     param.responder_resources = 1;
     param.initiator_depth = 1;
@@ -324,10 +396,13 @@ int main(int argc, char** argv) {
         o.bytes = theirs.info.bytes;
         o.iters = theirs.iters;
         o.window = theirs.window;
-        o.mode = theirs.rate ? "rate" : "lat";
-        o.op = theirs.imm ? "imm" : "write-send";
+        if (theirs.mode >= std::size(modes) || theirs.op >= std::size(kOps))
+            Die("the client asks for an unknown mode or operation");
+        o.mode = modes[theirs.mode];
+        o.op = kOps[theirs.op];
+        o.events = theirs.events;
         depth = o.window + 1;
-        ep.reset(new Endpoint(conn, o.bytes, depth));
+        ep.reset(new Endpoint(conn, o.bytes, depth, o.events));
         mine.info = ep->Info();
         param.private_data = &mine;
         param.private_data_len = sizeof(mine);
@@ -338,13 +413,14 @@ int main(int argc, char** argv) {
         rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
         Check(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route");
         rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-        ep.reset(new Endpoint(id, o.bytes, depth));
+        ep.reset(new Endpoint(id, o.bytes, depth, o.events));
         mine.info = ep->Info();
         mine.info.bytes = o.bytes;
         mine.iters = o.iters;
         mine.window = o.window;
-        mine.rate = o.mode == "rate";
-        mine.imm = o.op == "imm";
+        mine.mode = uint32_t(std::find(std::begin(modes), std::end(modes), o.mode) - modes);
+        mine.op = uint32_t(std::find(std::begin(kOps), std::end(kOps), o.op) - kOps);
+        mine.events = o.events;
         param.private_data = &mine;
         param.private_data_len = sizeof(mine);
         Check(rdma_connect(id, &param) == 0, "rdma_connect");
@@ -356,8 +432,10 @@ int main(int argc, char** argv) {
     freeaddrinfo(ai);
     if (o.mode == "lat")
         RunLatency(*ep, theirs.info, o, !o.server);
-    else
+    else if (o.mode == "rate")
         RunRate(*ep, theirs.info, o, !o.server);
+    else
+        RunBandwidth(*ep, theirs.info, o, !o.server);
     ep.reset();
     if (conn != id) rdma_destroy_id(conn);
     rdma_destroy_id(id);
