@@ -186,8 +186,9 @@ class Endpoint {
 
   private:
     // One completion of either kind: both share the CQ. With a channel,
-    // an empty CQ is armed and polled once more (a completion between the
-    // two polls raises no event), then the caller sleeps until the next.
+    // an empty CQ is armed and polled once more (a completion that came
+    // before the arming raises no event), then the caller sleeps until
+    // the next one.
     void PollOne() {
         ibv_wc wc;
         int n = ibv_poll_cq(cq_, 1, &wc);
