@@ -139,15 +139,9 @@ class Endpoint {
         wr.num_sge = bytes ? 1 : 0;
         wr.wr.rdma.remote_addr = peer.addr;
         wr.wr.rdma.rkey = peer.rkey;
-        if (op == "imm") {
-            wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        if (op != "write-send") {
+            wr.opcode = op == "imm" ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
             wr.imm_data = htonl(seq);
-            wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-            CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
-            return;
-        }
-        if (op == "write") {
-            wr.opcode = IBV_WR_RDMA_WRITE;
             wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
             CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
             return;
