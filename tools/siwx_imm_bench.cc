@@ -8,7 +8,7 @@
 //   server: siwx-imm-bench -s [-p PORT]
 //   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate|bw]
 //                          [-o imm|write-send|write] [-b BYTES] [-n ITERS]
-//                          [-w WINDOW] [-e]
+//                          [-w WINDOW] [-e] [-t SECONDS]
 //
 // lat:  ping-pong; each side answers the other's message with its own, the
 //       client reports half the round trip (median, mean, p99) in us.
@@ -20,11 +20,16 @@
 //       last Write left (a sender's completion says only that).
 // -e:   both sides wait for completions asleep (a completion channel), as
 //       iperf3 waits in send(), instead of busy-polling the CQ.
+// -t:   a run in which no completion (or, once connecting, no connection
+//       event) comes for SECONDS (default 60; 0: wait forever) stops with
+//       what it was waiting for and how far it got, instead of hanging
+//       until whoever runs it gives up.
 // The last line is machine-readable: "result,<mode>,<op>,<bytes>,<iters>,
 // <median_us|msgs_per_s>,<mean_us|MB_per_s>,<p99_us|0>".
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <netdb.h>
+#include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <unistd.h>
 
@@ -51,6 +56,7 @@ struct Options {
     uint32_t iters = 1000;
     uint32_t window = 64;
     bool events = false;
+    int stall_s = 60;
 };
 
 // Operations, by their number in the connection's private data.
@@ -70,6 +76,16 @@ void CheckPost(int rc, const char* what) {
     if (rc) Die(std::string(what) + ": " + std::strerror(std::abs(rc)));
 }
 
+// Waits until @fd is readable; false once @seconds passed (0: never).
+bool WaitReadable(int fd, int seconds) {
+    pollfd p{fd, POLLIN, 0};
+    int rc;
+    do rc = poll(&p, 1, seconds ? seconds * 1000 : -1);
+    while (rc < 0 && errno == EINTR);
+    Check(rc >= 0, "poll");
+    return rc > 0;
+}
+
 // What the peers tell each other at connection time.
 struct PeerInfo {
     uint64_t addr;
@@ -79,7 +95,8 @@ struct PeerInfo {
 
 class Endpoint {
   public:
-    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth, bool events) : id_(id), depth_(depth) {
+    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth, bool events, int stall_s)
+        : id_(id), depth_(depth), stall_s_(stall_s) {
         pd_ = ibv_alloc_pd(id->verbs);
         Check(pd_, "ibv_alloc_pd");
         if (events) {
@@ -112,6 +129,8 @@ class Endpoint {
         if (channel_) ibv_destroy_comp_channel(channel_);
         ibv_dealloc_pd(pd_);
     }
+
+    void set_stall_seconds(int s) { stall_s_ = s; }
 
     PeerInfo Info() const { return {uint64_t(uintptr_t(buf_.data())), mr_->rkey, 0}; }
 
@@ -167,14 +186,14 @@ class Endpoint {
 
     // Busy-poll until a receive completes (and repost it).
     void WaitRecv() {
-        while (!recvs_done_) PollOne();
+        while (!recvs_done_) PollOne("a receive");
         --recvs_done_;
         PostRecv();
     }
 
     // Busy-poll until @n signalled sends have completed.
     void DrainSends(uint32_t n) {
-        while (sends_done_ < n) PollOne();
+        while (sends_done_ < n) PollOne("a send");
         sends_done_ -= n;
     }
 
@@ -183,7 +202,7 @@ class Endpoint {
     // an empty CQ is armed and polled once more (a completion that came
     // before the arming raises no event), then the caller sleeps until
     // the next one.
-    void PollOne() {
+    void PollOne(const char* awaited) {
         ibv_wc wc;
         int n = ibv_poll_cq(cq_, 1, &wc);
         Check(n >= 0, "ibv_poll_cq");
@@ -192,6 +211,7 @@ class Endpoint {
             n = ibv_poll_cq(cq_, 1, &wc);
             Check(n >= 0, "ibv_poll_cq");
             if (n == 0) {
+                if (!WaitReadable(channel_->fd, stall_s_)) Stalled(awaited);
                 ibv_cq* cq;
                 void* ctx;
                 Check(ibv_get_cq_event(channel_, &cq, &ctx) == 0, "ibv_get_cq_event");
@@ -199,20 +219,50 @@ class Endpoint {
                 return;
             }
         }
-        if (n == 0) return;
+        if (n == 0) {
+            Idle(awaited);
+            return;
+        }
+        idle_polls_ = 0;
         if (wc.status != IBV_WC_SUCCESS)
             Die(std::string("completion error: ") + ibv_wc_status_str(wc.status));
-        if (wc.opcode & IBV_WC_RECV)
+        if (wc.opcode & IBV_WC_RECV) {
             ++recvs_done_;
-        else
+            ++recvs_total_;
+        } else {
             ++sends_done_;
+            ++sends_total_;
+        }
+    }
+
+    // An empty poll. The clock is read once every kIdleCheck of them, so
+    // that a busy-polled completion costs no clock read.
+    void Idle(const char* awaited) {
+        constexpr uint64_t kIdleCheck = 4096;
+        if (!stall_s_ || ++idle_polls_ % kIdleCheck) return;
+        auto now = std::chrono::steady_clock::now();
+        if (idle_polls_ == kIdleCheck)
+            idle_since_ = now;
+        else if (now - idle_since_ > std::chrono::seconds(stall_s_))
+            Stalled(awaited);
+    }
+
+    [[noreturn]] void Stalled(const char* awaited) {
+        Die("no completion for " + std::to_string(stall_s_) + " s while waiting for " + awaited +
+            " (completed so far: " + std::to_string(sends_total_) + " signalled sends, " +
+            std::to_string(recvs_total_) + " receives): the peer or the link stalled");
     }
 
     uint32_t recvs_done_ = 0;
     uint32_t sends_done_ = 0;
+    uint64_t recvs_total_ = 0;
+    uint64_t sends_total_ = 0;
+    uint64_t idle_polls_ = 0;
+    std::chrono::steady_clock::time_point idle_since_;
 
     rdma_cm_id* id_;
     uint32_t depth_;
+    int stall_s_;
     ibv_pd* pd_ = nullptr;
     ibv_comp_channel* channel_ = nullptr;
     ibv_cq* cq_ = nullptr;
@@ -220,8 +270,12 @@ class Endpoint {
     std::vector<uint8_t> buf_;
 };
 
-rdma_cm_event* Expect(rdma_event_channel* ch, rdma_cm_event_type type) {
+// The next connection event, which must be @type; @stall_s as -t (the
+// server's wait for its client passes 0).
+rdma_cm_event* Expect(rdma_event_channel* ch, rdma_cm_event_type type, int stall_s) {
     rdma_cm_event* ev;
+    if (!WaitReadable(ch->fd, stall_s))
+        Die(std::string("no ") + rdma_event_str(type) + " for " + std::to_string(stall_s) + " s");
     Check(rdma_get_cm_event(ch, &ev) == 0, "rdma_get_cm_event");
     if (ev->event != type)
         Die(std::string("expected ") + rdma_event_str(type) + ", got " + rdma_event_str(ev->event));
@@ -285,7 +339,12 @@ void RunRate(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) 
 
 void RunBandwidth(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
     if (!client) {
-        ep.WaitRecv();  // the client's last Send: every Write is placed
+        // The client's last Send: every Write is placed. No completion
+        // comes here before it, however long the Writes take; should the
+        // client stall, its own limit ends it, and its QP's end flushes
+        // this receive.
+        ep.set_stall_seconds(0);
+        ep.WaitRecv();
         ep.PostCredit();
         return;
     }
@@ -310,7 +369,7 @@ void RunBandwidth(Endpoint& ep, const PeerInfo& peer, const Options& o, bool cli
 Options Parse(int argc, char** argv) {
     Options o;
     int c;
-    while ((c = getopt(argc, argv, "sc:p:m:o:b:n:w:e")) != -1) {
+    while ((c = getopt(argc, argv, "sc:p:m:o:b:n:w:et:")) != -1) {
         switch (c) {
             case 's':
                 o.server = true;
@@ -339,9 +398,13 @@ Options Parse(int argc, char** argv) {
             case 'e':
                 o.events = true;
                 break;
+            case 't':
+                o.stall_s = int(std::strtol(optarg, nullptr, 0));
+                break;
             default:
                 Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate|bw] "
-                    "[-o imm|write-send|write] [-b BYTES] [-n ITERS] [-w WINDOW] [-e]");
+                    "[-o imm|write-send|write] [-b BYTES] [-n ITERS] [-w WINDOW] [-e] "
+                    "[-t SECONDS]");
         }
     }
     if (o.server == !o.addr.empty()) Die("give exactly one of -s and -c ADDR");
@@ -350,6 +413,7 @@ Options Parse(int argc, char** argv) {
         (bw ? o.op != "write" : o.op != "imm" && o.op != "write-send"))
         Die("mode lat or rate with op imm or write-send, or mode bw with op write");
     if (o.window == 0 || o.window > 1024 || o.iters == 0) Die("window 1..1024, iters >= 1");
+    if (o.stall_s < 0 || o.stall_s > 86400) Die("-t: 0 (no limit) to 86400 seconds");
     return o;
 }
 
@@ -383,7 +447,7 @@ int main(int argc, char** argv) {
     if (o.server) {
         Check(rdma_bind_addr(id, ai->ai_addr) == 0, "rdma_bind_addr");
         Check(rdma_listen(id, 1) == 0, "rdma_listen");
-        ev = Expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+        ev = Expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
         conn = ev->id;
         if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
         std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
@@ -397,18 +461,18 @@ int main(int argc, char** argv) {
         o.op = kOps[theirs.op];
         o.events = theirs.events;
         depth = o.window + 1;
-        ep.reset(new Endpoint(conn, o.bytes, depth, o.events));
+        ep.reset(new Endpoint(conn, o.bytes, depth, o.events, o.stall_s));
         mine.info = ep->Info();
         param.private_data = &mine;
         param.private_data_len = sizeof(mine);
         Check(rdma_accept(conn, &param) == 0, "rdma_accept");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.stall_s));
     } else {
         Check(rdma_resolve_addr(id, nullptr, ai->ai_addr, 2000) == 0, "rdma_resolve_addr");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.stall_s));
         Check(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-        ep.reset(new Endpoint(id, o.bytes, depth, o.events));
+        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.stall_s));
+        ep.reset(new Endpoint(id, o.bytes, depth, o.events, o.stall_s));
         mine.info = ep->Info();
         mine.info.bytes = o.bytes;
         mine.iters = o.iters;
@@ -419,7 +483,7 @@ int main(int argc, char** argv) {
         param.private_data = &mine;
         param.private_data_len = sizeof(mine);
         Check(rdma_connect(id, &param) == 0, "rdma_connect");
-        ev = Expect(ch, RDMA_CM_EVENT_ESTABLISHED);
+        ev = Expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.stall_s);
         if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
         std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
         rdma_ack_cm_event(ev);
