@@ -82,8 +82,8 @@ static struct verbs_context *siwx_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	if (ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp.core,
-				sizeof(resp)))
+	if (ibvp_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp.core,
+			     sizeof(resp)))
 		goto fail;
 
 	ctx->dev_id = resp.drv.dev_id;
@@ -127,10 +127,10 @@ const struct ibvp_device_ops siwx_dev_ops = {
 };
 
 /*
- * libibverbs dlopen()s lib<name>-rdmav34.so for each "driver <name>" line
+ * libibverbs dlopen()s lib<name>-rdmav<N>.so for each "driver <name>" line
  * in /etc/libibverbs.d/; the provider announces itself from a constructor.
  */
 static void __attribute__((constructor)) siwx_register(void)
 {
-	verbs_register_driver_34(&siwx_dev_ops);
+	ibvp_register_driver(&siwx_dev_ops);
 }

@@ -17,8 +17,9 @@
  * wr_* call. Passing a QP of another provider is undefined; check the
  * device with siwxdv_is_supported() first.
  *
- * Link with the provider module itself:
- *   -L<libdir>/libibverbs -l:libsiwx-rdmav34.so -Wl,-rpath,<libdir>/libibverbs
+ * Link with the provider module itself (N: libibverbs' private ABI, 34 on
+ * Debian 12 and 13):
+ *   -L<libdir>/libibverbs -l:libsiwx-rdmav<N>.so -Wl,-rpath,<libdir>/libibverbs
  */
 #ifndef SIWXDV_H
 #define SIWXDV_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The built module as libibverbs really uses it: dlopen()ed by name
- * (RDMAV_DRIVERS=<dir>/libsiwx resolves to <dir>/libsiwx-rdmav34.so), so
- * every private symbol must resolve against the installed libibverbs, the
+ * (RDMAV_DRIVERS=<dir>/libsiwx resolves to <dir>/libsiwx-rdmav<N>.so), so
+ * every private symbol must resolve against the libibverbs we built for, the
  * constructor must register the driver, the name match must claim siwx9
  * in a fake sysfs, and the version script must export siwxdv_* at
  * SIWX_1.0 and nothing of the provider's internals. Then one context and

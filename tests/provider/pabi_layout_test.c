@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Does libsiwx's own declaration of libibverbs' private ABI 34
- * (providers/siwx/verbs_private34.h) agree with the installed libibverbs?
+ * Does libsiwx's own declaration of libibverbs' private ABI <N>
+ * (providers/siwx/verbs_private<N>.h and verbs_private_base.h) agree with
+ * the libibverbs it is built and run against? One source for every ABI:
+ * CMake builds it against the host's libibverbs, and pabi-subbuild against
+ * rdma-core releases and Debian roots of the other ABIs.
  *
- * The static_asserts in that header pin the layout to numbers measured on
- * rdma-core 44's headers; this test asks the real library instead. The
+ * The static_asserts in those headers pin the layout to numbers measured
+ * on rdma-core's headers; this test asks the real library instead. The
  * provider is linked in statically, registers itself through its
- * constructor (verbs_register_driver_34), and then:
+ * constructor (verbs_register_driver_<N>), and then:
  *
  *  1. Discovery. libibverbs scans a fake sysfs tree (SYSFS_PATH; RDMA
  *     netlink is made unavailable) holding siwx9 (ours), siwx8 (ours by
@@ -18,13 +21,15 @@
  *  2. Context. verbs_open_device() (private) calls our alloc_context,
  *     whose ibv_cmd_get_context response must carry siwx udata at the
  *     offset the fake kernel writes it.
- *  3. Ops table. verbs_set_ops() is given a table whose 76 slots hold
- *     distinct markers; for the 63 ops libibverbs copies into public
- *     structures (ibv_context_ops, verbs_context) we check every copy is
- *     the marker of the same name, and the 13 ops it keeps privately are
- *     stubs that we reach through the public entry points
- *     (ibv_query_port, ibv_create_cq_ex, ibv_import_pd, ...). A slot
- *     declared out of order or missing fails here.
+ *  3. Ops table. verbs_set_ops() is given a table whose slots (76 in
+ *     ABI 34 and 57, 79 in 59, 83 in 64, 93 in 65) hold distinct markers;
+ *     for the ops libibverbs copies into public structures
+ *     (ibv_context_ops, verbs_context) we check every copy is the marker
+ *     of the same name, and the ops it keeps privately are stubs that we
+ *     reach through the public entry points (ibv_query_port,
+ *     ibv_create_cq_ex, ibv_import_pd, ibv_query_port_speed,
+ *     ibv_create_comp_cntr, ...). Every slot is checked one way or the
+ *     other (counted), so a slot declared out of order or missing fails.
  *  4. Data path against the fake kernel (fake_uverbs.c): PD, MR, CQ,
  *     QP(ex), SRQ through public verbs, the public inline post/poll
  *     functions (qp->context->ops.post_send etc.), ibv_qp_to_qp_ex (reads
@@ -194,60 +199,82 @@ enum {
 	IC_CREATE_CQ_EX, IC_FREE_CONTEXT, IC_IMPORT_DM, IC_IMPORT_MR,
 	IC_IMPORT_PD, IC_QUERY_ECE, IC_QUERY_PORT, IC_QUERY_QP_DATA_IN_ORDER,
 	IC_REG_DMABUF_MR, IC_SET_ECE, IC_UNIMPORT_DM, IC_UNIMPORT_MR,
-	IC_UNIMPORT_PD, IC_NUM
+	IC_UNIMPORT_PD,
+#if IBVP_PABI_VERSION >= 64
+	IC_QUERY_PORT_SPEED,
+#endif
+#if IBVP_PABI_VERSION >= 65
+	IC_CREATE_COMP_CNTR, IC_DESTROY_COMP_CNTR, IC_INC_COMP_CNTR,
+	IC_INC_ERR_COMP_CNTR, IC_QP_ATTACH_COMP_CNTR, IC_QUERY_COMP_CNTR_CAPS,
+	IC_READ_COMP_CNTR, IC_READ_ERR_COMP_CNTR, IC_SET_COMP_CNTR,
+	IC_SET_ERR_COMP_CNTR,
+#endif
+	IC_NUM
 };
+/*
+ * Each stub records that it ran and which one it was: a public entry point
+ * must land in the stub of its own name, not merely in some stub (two
+ * private slots swapped would otherwise still count one call each).
+ */
 static int ic_called[IC_NUM];
+static int ic_last;
+
+static void ic_hit(int ic)
+{
+	ic_called[ic]++;
+	ic_last = ic;
+}
 
 static struct ibv_cq_ex *stub_create_cq_ex(struct ibv_context *c,
 					   struct ibv_cq_init_attr_ex *a)
 {
-	ic_called[IC_CREATE_CQ_EX]++;
+	ic_hit(IC_CREATE_CQ_EX);
 	errno = ENOSYS;
 	return NULL;
 }
 
 static void stub_free_context(struct ibv_context *c)
 {
-	ic_called[IC_FREE_CONTEXT]++;
+	ic_hit(IC_FREE_CONTEXT);
 	verbs_uninit_context(&to_sctx(c)->vctx);
 	free(to_sctx(c));
 }
 
 static struct ibv_dm *stub_import_dm(struct ibv_context *c, uint32_t h)
 {
-	ic_called[IC_IMPORT_DM]++;
+	ic_hit(IC_IMPORT_DM);
 	return NULL;
 }
 
 static struct ibv_mr *stub_import_mr(struct ibv_pd *pd, uint32_t h)
 {
-	ic_called[IC_IMPORT_MR]++;
+	ic_hit(IC_IMPORT_MR);
 	return NULL;
 }
 
 static struct ibv_pd *stub_import_pd(struct ibv_context *c, uint32_t h)
 {
-	ic_called[IC_IMPORT_PD]++;
+	ic_hit(IC_IMPORT_PD);
 	return NULL;
 }
 
 static int stub_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	ic_called[IC_QUERY_ECE]++;
+	ic_hit(IC_QUERY_ECE);
 	return ENOSYS;
 }
 
 static int stub_query_port(struct ibv_context *c, uint8_t port,
 			   struct ibv_port_attr *attr)
 {
-	ic_called[IC_QUERY_PORT]++;
+	ic_hit(IC_QUERY_PORT);
 	return ENOSYS;
 }
 
 static int stub_query_qp_data_in_order(struct ibv_qp *qp,
 				       enum ibv_wr_opcode op, uint32_t flags)
 {
-	ic_called[IC_QUERY_QP_DATA_IN_ORDER]++;
+	ic_hit(IC_QUERY_QP_DATA_IN_ORDER);
 	return 0;
 }
 
@@ -255,30 +282,84 @@ static struct ibv_mr *stub_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t off,
 					 size_t len, uint64_t iova, int fd,
 					 int access)
 {
-	ic_called[IC_REG_DMABUF_MR]++;
+	ic_hit(IC_REG_DMABUF_MR);
 	return NULL;
 }
 
 static int stub_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	ic_called[IC_SET_ECE]++;
+	ic_hit(IC_SET_ECE);
 	return ENOSYS;
 }
 
 static void stub_unimport_dm(struct ibv_dm *dm)
 {
-	ic_called[IC_UNIMPORT_DM]++;
+	ic_hit(IC_UNIMPORT_DM);
 }
 
 static void stub_unimport_mr(struct ibv_mr *mr)
 {
-	ic_called[IC_UNIMPORT_MR]++;
+	ic_hit(IC_UNIMPORT_MR);
 }
 
 static void stub_unimport_pd(struct ibv_pd *pd)
 {
-	ic_called[IC_UNIMPORT_PD]++;
+	ic_hit(IC_UNIMPORT_PD);
 }
+
+#if IBVP_PABI_VERSION >= 64
+static int stub_query_port_speed(struct ibv_context *c, uint32_t port,
+				 uint64_t *speed)
+{
+	ic_hit(IC_QUERY_PORT_SPEED);
+	return ENOSYS;
+}
+#endif
+
+#if IBVP_PABI_VERSION >= 65
+static struct ibv_comp_cntr *stub_create_comp_cntr(
+	struct ibv_context *c, struct ibv_comp_cntr_init_attr *a)
+{
+	ic_hit(IC_CREATE_COMP_CNTR);
+	return NULL;
+}
+
+static int stub_qp_attach_comp_cntr(struct ibv_qp *qp,
+				    struct ibv_comp_cntr *cc,
+				    struct ibv_qp_attach_comp_cntr_attr *a)
+{
+	ic_hit(IC_QP_ATTACH_COMP_CNTR);
+	return ENOSYS;
+}
+
+static int stub_query_comp_cntr_caps(struct ibv_context *c,
+				     struct ibv_comp_cntr_caps *caps,
+				     size_t size)
+{
+	ic_hit(IC_QUERY_COMP_CNTR_CAPS);
+	return ENOSYS;
+}
+
+/* The counter ops that take (counter) or (counter, 64-bit value). */
+static int stub_destroy_comp_cntr(struct ibv_comp_cntr *cc)
+{
+	ic_hit(IC_DESTROY_COMP_CNTR);
+	return ENOSYS;
+}
+
+#define STUB_CNTR_OP(name, idx, type)                                          \
+	static int stub_##name(struct ibv_comp_cntr *cc, type v)               \
+	{                                                                      \
+		ic_hit(idx);                                              \
+		return ENOSYS;                                                 \
+	}
+STUB_CNTR_OP(inc_comp_cntr, IC_INC_COMP_CNTR, uint64_t)
+STUB_CNTR_OP(inc_err_comp_cntr, IC_INC_ERR_COMP_CNTR, uint64_t)
+STUB_CNTR_OP(set_comp_cntr, IC_SET_COMP_CNTR, uint64_t)
+STUB_CNTR_OP(set_err_comp_cntr, IC_SET_ERR_COMP_CNTR, uint64_t)
+STUB_CNTR_OP(read_comp_cntr, IC_READ_COMP_CNTR, uint64_t *)
+STUB_CNTR_OP(read_err_comp_cntr, IC_READ_ERR_COMP_CNTR, uint64_t *)
+#endif
 
 #define NUM_OPS (sizeof(struct ibvp_context_ops) / sizeof(void *))
 
@@ -296,10 +377,9 @@ static void check_ops_table(struct ibv_device *dev)
 	struct ibv_qp qp = {};
 	struct ibv_mr mr = {};
 	struct ibv_dm dm = {};
-	size_t i;
+	size_t i, nsame = 0;
 	int n;
 
-	CHECK(NUM_OPS == 76, "ABI 34 has 76 provider ops");
 	for (i = 0; i < NUM_OPS; i++)
 		slot[i] = &marker[i];
 	m.create_cq_ex = stub_create_cq_ex;
@@ -315,13 +395,32 @@ static void check_ops_table(struct ibv_device *dev)
 	m.unimport_dm = stub_unimport_dm;
 	m.unimport_mr = stub_unimport_mr;
 	m.unimport_pd = stub_unimport_pd;
+#if IBVP_PABI_VERSION >= 64
+	m.query_port_speed = stub_query_port_speed;
+#endif
+#if IBVP_PABI_VERSION >= 65
+	m.create_comp_cntr = stub_create_comp_cntr;
+	m.destroy_comp_cntr = stub_destroy_comp_cntr;
+	m.inc_comp_cntr = stub_inc_comp_cntr;
+	m.inc_err_comp_cntr = stub_inc_err_comp_cntr;
+	m.qp_attach_comp_cntr = stub_qp_attach_comp_cntr;
+	m.query_comp_cntr_caps = stub_query_comp_cntr_caps;
+	m.read_comp_cntr = stub_read_comp_cntr;
+	m.read_err_comp_cntr = stub_read_err_comp_cntr;
+	m.set_comp_cntr = stub_set_comp_cntr;
+	m.set_err_comp_cntr = stub_set_err_comp_cntr;
+#endif
 
 	ctx = open_fake(dev);
 	REQUIRE(ctx, "second context");
 	v = verbs_get_ctx(ctx);
 	verbs_set_ops(v, &m);
 
-#define SAME(pub, op) CHECK((void *)(pub) == (void *)m.op, "slot " #op)
+#define SAME(pub, op)                                                          \
+	do {                                                                   \
+		nsame++;                                                       \
+		CHECK((void *)(pub) == (void *)m.op, "slot " #op);             \
+	} while (0)
 	/* copied into the public ibv_context_ops */
 	SAME(ctx->ops.alloc_mw, alloc_mw);
 	SAME(ctx->ops.bind_mw, bind_mw);
@@ -387,27 +486,76 @@ static void check_ops_table(struct ibv_device *dev)
 	SAME(v->query_rt_values, query_rt_values);
 	SAME(v->read_counters, read_counters);
 	SAME(v->reg_dm_mr, reg_dm_mr);
+#if IBVP_PABI_VERSION >= 59
+	SAME(v->alloc_dmah, alloc_dmah);
+	SAME(v->dealloc_dmah, dealloc_dmah);
+	SAME(v->reg_mr_ex, reg_mr_ex);
+#endif
+#if IBVP_PABI_VERSION >= 64
+	SAME(v->alloc_buf, alloc_buf);
+	SAME(v->dm_export_dmabuf_fd, dm_export_dmabuf_fd);
+	SAME(v->free_buf, free_buf);
+#endif
 #undef SAME
+	/* every slot is either copied (checked above) or private (below) */
+	CHECK(nsame + IC_NUM == NUM_OPS,
+	      "%zu slots declared, %zu checked public + %d private", NUM_OPS,
+	      nsame, IC_NUM);
 
 	/* kept privately: reach each through its public entry point */
 	pd.context = ctx;
 	qp.context = ctx;
 	mr.context = ctx;
 	dm.context = ctx;
-	CHECK(!ibv_create_cq_ex(ctx, &cq_attr), "create_cq_ex stub");
-	CHECK(ibv_query_port(ctx, 1, &port_attr) == ENOSYS, "query_port");
-	ibv_import_dm(ctx, 1);
-	ibv_import_mr(&pd, 1);
-	ibv_import_pd(ctx, 1);
-	ibv_query_ece(&qp, &ece);
-	ibv_set_ece(&qp, &ece);
-	ibv_query_qp_data_in_order(&qp, IBV_WR_SEND, 0);
-	ibv_reg_dmabuf_mr(&pd, 0, 4096, 0, 0, 0);
-	ibv_unimport_dm(&dm);
-	ibv_unimport_mr(&mr);
-	ibv_unimport_pd(&pd);
+#define REACH(ic, call)                                                        \
+	do {                                                                   \
+		ic_last = -1;                                                  \
+		call;                                                          \
+		CHECK(ic_last == (ic), "%s landed in private op %d",        \
+		      #call, ic_last);                                         \
+	} while (0)
+	REACH(IC_CREATE_CQ_EX, ibv_create_cq_ex(ctx, &cq_attr));
+	REACH(IC_QUERY_PORT,
+	      CHECK(ibv_query_port(ctx, 1, &port_attr) == ENOSYS, "port"));
+	REACH(IC_IMPORT_DM, ibv_import_dm(ctx, 1));
+	REACH(IC_IMPORT_MR, ibv_import_mr(&pd, 1));
+	REACH(IC_IMPORT_PD, ibv_import_pd(ctx, 1));
+	REACH(IC_QUERY_ECE, ibv_query_ece(&qp, &ece));
+	REACH(IC_SET_ECE, ibv_set_ece(&qp, &ece));
+	REACH(IC_QUERY_QP_DATA_IN_ORDER,
+	      ibv_query_qp_data_in_order(&qp, IBV_WR_SEND, 0));
+	REACH(IC_REG_DMABUF_MR, ibv_reg_dmabuf_mr(&pd, 0, 4096, 0, 0, 0));
+	REACH(IC_UNIMPORT_DM, ibv_unimport_dm(&dm));
+	REACH(IC_UNIMPORT_MR, ibv_unimport_mr(&mr));
+	REACH(IC_UNIMPORT_PD, ibv_unimport_pd(&pd));
+#if IBVP_PABI_VERSION >= 64
+	uint64_t speed;
+
+	REACH(IC_QUERY_PORT_SPEED, ibv_query_port_speed(ctx, 1, &speed));
+#endif
+#if IBVP_PABI_VERSION >= 65
+	struct ibv_comp_cntr cc = { .context = ctx };
+	struct ibv_comp_cntr_init_attr cc_attr = {};
+	struct ibv_comp_cntr_caps cc_caps;
+	struct ibv_qp_attach_comp_cntr_attr cc_qp = {};
+	uint64_t val;
+
+	REACH(IC_CREATE_COMP_CNTR, ibv_create_comp_cntr(ctx, &cc_attr));
+	REACH(IC_DESTROY_COMP_CNTR, ibv_destroy_comp_cntr(&cc));
+	REACH(IC_INC_COMP_CNTR, ibv_inc_comp_cntr(&cc, 1));
+	REACH(IC_INC_ERR_COMP_CNTR, ibv_inc_err_comp_cntr(&cc, 1));
+	REACH(IC_QP_ATTACH_COMP_CNTR,
+	      ibv_qp_attach_comp_cntr(&qp, &cc, &cc_qp));
+	REACH(IC_QUERY_COMP_CNTR_CAPS,
+	      ibv_query_comp_cntr_caps(ctx, &cc_caps));
+	REACH(IC_READ_COMP_CNTR, ibv_read_comp_cntr(&cc, &val));
+	REACH(IC_READ_ERR_COMP_CNTR, ibv_read_err_comp_cntr(&cc, &val));
+	REACH(IC_SET_COMP_CNTR, ibv_set_comp_cntr(&cc, 1));
+	REACH(IC_SET_ERR_COMP_CNTR, ibv_set_err_comp_cntr(&cc, 1));
+#endif
 	n = atomic_load(&to_ibvp_dev(dev)->refcount);
-	ibv_close_device(ctx);
+	REACH(IC_FREE_CONTEXT, ibv_close_device(ctx));
+#undef REACH
 	CHECK(atomic_load(&to_ibvp_dev(dev)->refcount) == n - 1,
 	      "free_context must have run verbs_uninit_context");
 	for (i = 0; i < IC_NUM; i++)
@@ -759,6 +907,7 @@ int main(void)
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
 	}
-	printf("libibverbs private ABI 34 layout: all checks passed\n");
+	printf("libibverbs private ABI %d layout: all checks passed\n",
+	       IBVP_PABI_VERSION);
 	return 0;
 }
