@@ -18,7 +18,10 @@ if(SIWX_KDIR)
        ${CMAKE_SOURCE_DIR}/include/siwx/*.h ${CMAKE_SOURCE_DIR}/include/siwx/*/*.h)
   add_custom_command(
     OUTPUT ${SIWX_KMOD}
+    # -Werror: a compiler warning fails the build (tests/kernel/kbuild-clean
+    # also fails on modpost's)
     COMMAND ${CMAKE_SOURCE_DIR}/scripts/kbuild ${SIWX_KDIR} ${SIWX_KMOD_DIR} -s
+            KCFLAGS=-Werror
     DEPENDS ${_kmod_sources} ${CMAKE_SOURCE_DIR}/scripts/kbuild
             ${CMAKE_SOURCE_DIR}/VERSION
     COMMENT "Kbuild: siwx.ko"

@@ -25,6 +25,7 @@
 
 #include <siwx/proto/bytes.h>
 
+#include "siwx_compat.h"
 #include "siwx_conn.h"
 
 struct siwx_listener {
@@ -266,8 +267,8 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 		if (rv)
 			goto err_sock;
 	}
-	rv = kernel_bind(l->sock, (struct sockaddr *)&id->m_local_addr,
-			 siwx_addr_len(&id->m_local_addr));
+	rv = siwx_kernel_bind(l->sock, &id->m_local_addr,
+			      siwx_addr_len(&id->m_local_addr));
 	if (rv)
 		goto err_sock;
 	write_lock_bh(&sk->sk_callback_lock);
@@ -400,8 +401,8 @@ static void siwx_cm_active_work(struct work_struct *work)
 	int rv;
 
 	siwx_cm_sock_setup(conn->sock);
-	rv = kernel_connect(conn->sock, (struct sockaddr *)&id->m_remote_addr,
-			    siwx_addr_len(&id->m_remote_addr), 0);
+	rv = siwx_kernel_connect(conn->sock, &id->m_remote_addr,
+				 siwx_addr_len(&id->m_remote_addr), 0);
 	if (rv)
 		goto fail;
 	siwx_mpa_make_request(&conn->pol, conn->ulp_ird, conn->ulp_ord,
@@ -484,8 +485,8 @@ int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err;
 	conn->sock->sk->sk_reuse = SK_CAN_REUSE;
-	rv = kernel_bind(conn->sock, (struct sockaddr *)&id->m_local_addr,
-			 siwx_addr_len(&id->m_local_addr));
+	rv = siwx_kernel_bind(conn->sock, &id->m_local_addr,
+			      siwx_addr_len(&id->m_local_addr));
 	if (rv)
 		goto err;
 

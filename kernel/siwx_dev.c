@@ -9,7 +9,7 @@
 #include <net/addrconf.h>
 #include <rdma/iw_cm.h>
 
-#include "siwx.h"
+#include "siwx_compat.h"
 
 static atomic_t siwx_next_dev_id = ATOMIC_INIT(0);
 
@@ -49,7 +49,7 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.alloc_pd = siwx_alloc_pd,
 	.dealloc_pd = siwx_dealloc_pd,
 
-	.create_cq = siwx_create_cq,
+	.create_cq = siwx_compat_create_cq,
 	.destroy_cq = siwx_destroy_cq,
 	.poll_cq = siwx_poll_cq,
 	.req_notify_cq = siwx_req_notify_cq,
@@ -70,7 +70,7 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.alloc_mr = siwx_alloc_mr,
 	.map_mr_sg = siwx_map_mr_sg,
 	.get_dma_mr = siwx_get_dma_mr,
-	.reg_user_mr = siwx_reg_user_mr,
+	.reg_user_mr = siwx_compat_reg_user_mr,
 	.dereg_mr = siwx_dereg_mr,
 
 	.iw_add_ref = siwx_iw_add_ref,

@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
+#include "siwx_compat.h"
 #include "siwx_conn.h"
 
 #define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -192,7 +193,7 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = siwx_mr_new(dev, SIWX_MR_USER);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	umem = ib_umem_get(ibpd->device, start, length, access);
+	umem = siwx_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(umem)) {
 		rv = PTR_ERR(umem);
 		goto err;

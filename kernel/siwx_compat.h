@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The one place where siwx.ko meets differences between the kernels it
+ * builds for (Debian 12's 6.1, Debian 13's 6.12, sid's 7.2). The rest of
+ * the module calls the siwx_compat_* and siwx_* helpers below and has no
+ * version or feature conditionals of its own.
+ *
+ * Each entry keys on a SIWX_HAVE_<NAME> feature macro that kernel/Kbuild
+ * defines when kernel/siwx_compat_probe.c compiles with SIWX_PROBE_<NAME>
+ * against the target kernel's headers, so a distribution kernel that
+ * backported a change gets the right side too. Each entry says which
+ * upstream release changed what.
+ */
+#ifndef SIWX_COMPAT_H
+#define SIWX_COMPAT_H
+
+#include <linux/err.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "siwx.h"
+
+/*
+ * ib_device_ops.create_cq: since 6.11 ("RDMA: Pass uverbs_attr_bundle as
+ * part of '.create_cq' op") it gets the whole uverbs_attr_bundle instead
+ * of the ib_udata. The driver's udata is the bundle's driver_udata, the
+ * same one the write and ioctl paths filled in before; kernel users
+ * (__ib_create_cq) pass NULL, as they passed a NULL udata before.
+ */
+#ifdef SIWX_HAVE_CREATE_CQ_ATTRS
+static inline int siwx_compat_create_cq(struct ib_cq *ibcq,
+					const struct ib_cq_init_attr *attr,
+					struct uverbs_attr_bundle *attrs)
+{
+	return siwx_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+#else
+static inline int siwx_compat_create_cq(struct ib_cq *ibcq,
+					const struct ib_cq_init_attr *attr,
+					struct ib_udata *udata)
+{
+	return siwx_create_cq(ibcq, attr, udata);
+}
+#endif
+
+/*
+ * ib_device_ops.reg_user_mr: 6.17 ("RDMA/core: Introduce a DMAH object
+ * and its alloc/free APIs", "IB: Extend UVERBS_METHOD_REG_MR to get DMAH")
+ * adds a DMA handle, a PCIe TPH steering hint (CPU id, memory type) that
+ * user space created with alloc_dmah and passes with the ioctl REG_MR.
+ * siwx has no DMA device and no alloc_dmah, so a handle can only be
+ * refused, as siw refuses it.
+ */
+#ifdef SIWX_HAVE_REG_USER_MR_DMAH
+static inline struct ib_mr *
+siwx_compat_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			int access, struct ib_dmah *dmah,
+			struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return siwx_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#else
+static inline struct ib_mr *
+siwx_compat_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
+			int access, struct ib_udata *udata)
+{
+	return siwx_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#endif
+
+/*
+ * Pinning a user MR: 7.2 ("RDMA/umem: Rename ib_umem_get() to
+ * ib_umem_get_va()") renames ib_umem_get(). The new name pins the same
+ * range (addr, size, access) the same way: umem->address and ->length are
+ * addr and size, the scatterlist starts at addr's page and
+ * ib_umem_offset() is addr's offset in it. New in 7.2 on that path, and
+ * not reached by siwx: -EOPNOTSUPP for devices that bounce DMA in a
+ * confidential-computing guest (only devices with a DMA device).
+ */
+static inline struct ib_umem *siwx_umem_get(struct ib_device *ibdev,
+					    unsigned long addr, size_t size,
+					    int access)
+{
+#ifdef SIWX_HAVE_IB_UMEM_GET_VA
+	return ib_umem_get_va(ibdev, addr, size, access);
+#else
+	return ib_umem_get(ibdev, addr, size, access);
+#endif
+}
+
+/*
+ * kernel_bind() and kernel_connect(): 6.19 ("net: Introduce struct
+ * sockaddr_unsized" and the conversions after it) changes the address
+ * argument to struct sockaddr_unsized *; only the pointer type changed,
+ * the length still says how much of the address is valid.
+ */
+#ifdef SIWX_HAVE_SOCKADDR_UNSIZED
+#define SIWX_SOCKADDR(ss) ((struct sockaddr_unsized *)(ss))
+#else
+#define SIWX_SOCKADDR(ss) ((struct sockaddr *)(ss))
+#endif
+
+static inline int siwx_kernel_bind(struct socket *sock,
+				   struct sockaddr_storage *addr, int len)
+{
+	return kernel_bind(sock, SIWX_SOCKADDR(addr), len);
+}
+
+static inline int siwx_kernel_connect(struct socket *sock,
+				      struct sockaddr_storage *addr, int len,
+				      int flags)
+{
+	return kernel_connect(sock, SIWX_SOCKADDR(addr), len, flags);
+}
+
+#endif /* SIWX_COMPAT_H */
