@@ -4,8 +4,12 @@
 #include <siwx/proto/crc32c.h>
 #include <siwx/proto/mpa.h>
 
-static const u8 key_req[SIWX_MPA_KEY_LEN] = "MPA ID Req Frame";
-static const u8 key_rep[SIWX_MPA_KEY_LEN] = "MPA ID Rep Frame";
+/*
+ * The 16-octet keys of RFC 5044 7.1. One octet more than is sent, for the
+ * string's NUL: gcc 15 and later warn about an initializer that drops it.
+ */
+static const u8 key_req[SIWX_MPA_KEY_LEN + 1] = "MPA ID Req Frame";
+static const u8 key_rep[SIWX_MPA_KEY_LEN + 1] = "MPA ID Rep Frame";
 
 #define V2_P 0x8000	/* in the IRD word */
 #define V2_S 0x4000	/* in the IRD word */
