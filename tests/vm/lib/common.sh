@@ -2,16 +2,55 @@
 # Shared settings of the VM harness; sourced by tests/vm/run and tests/vm/lib/*.
 # Everything the harness makes lives under $VM (the build tree's vm/), so a
 # clean checkout only needs `rm -rf build` to start over.
+#
+# The guests' Debian release is $SIWX_VM_DISTRO (tests/vm/run --distro sets
+# it, and scenarios pass it on to their runs through the environment):
+# bookworm, the default, takes kernel and user space from the host's own
+# packages; trixie and sid from a root of that release (scripts/distro-root).
+# Each release keeps its kernel, images, modules and logs in its own $VM.
 
 VM_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOP=$(cd "$VM_SRC/../.." && pwd)
 BUILD=${SIWX_BUILD_DIR:-$TOP/build}
-VM=$BUILD/vm
-CACHE=$VM/cache          # downloaded .deb files, kept across rebuilds
-mkdir -p "$CACHE"
+VM_DISTROS="bookworm trixie sid"
 
 say() { printf 'vm: %s\n' "$*" >&2; }
 die() { printf 'vm: error: %s\n' "$*" >&2; exit 1; }
+
+DISTRO=${SIWX_VM_DISTRO:-bookworm}
+case " $VM_DISTROS " in
+*" $DISTRO "*) ;;
+*) die "unknown release '$DISTRO' (--distro / SIWX_VM_DISTRO): use one of: $VM_DISTROS" ;;
+esac
+if [ "$DISTRO" = bookworm ]; then
+	VM=$BUILD/vm
+else
+	VM=$BUILD/vm/$DISTRO
+fi
+CACHE=$BUILD/vm/cache    # downloaded .deb files, kept across rebuilds
+mkdir -p "$CACHE" "$VM"
+
+# module_make DIR [ARGS...]: Kbuild of the out-of-tree module in DIR against
+# the guests' headers (kernel.env): on the host, or for another release in
+# its root (DIR must be inside it), by that release's compiler.
+module_make() {
+	local dir=$1
+	shift
+	if [ -n "${KBUILD_ROOT:-}" ]; then
+		"$TOP/scripts/in-root" "$KBUILD_ROOT" make -s -C "${KDIR#"$KBUILD_ROOT"}" \
+			M="${dir#"$KBUILD_ROOT"}" "$@" modules
+	else
+		make -s -C "$KDIR" M="$dir" "$@" modules
+	fi
+}
+
+# distro_root: the root of $DISTRO's files (built once), or "" for bookworm,
+# whose files are the host's own.
+distro_root() {
+	[ "$DISTRO" = bookworm ] && return 0
+	SIWX_BUILD_DIR=$BUILD "$TOP/scripts/distro-root" "$DISTRO" ||
+		die "no $DISTRO root (scripts/distro-root $DISTRO failed)"
+}
 
 # A stamp file holds a key describing every input of a product; the product
 # is rebuilt only when the key changes ("rebuild only what changed").
