@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <link.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,6 @@
 #define RECV_BUF 64u
 #define CANARY 0xa5
 #define ALL_ONES UINT64_C(0xffffffffffffffff)
-#define SIWX_PROVIDER "/usr/lib/x86_64-linux-gnu/libibverbs/libsiwx-rdmav34.so"
 
 /* Masked atomic cases: word i of the region is case i's target. */
 struct mcase {
@@ -539,6 +539,19 @@ typedef void (*dv_cas_t)(struct ibv_qp_ex *, uint32_t, uint64_t, uint64_t,
 			 uint64_t, uint64_t, uint64_t);
 typedef bool (*dv_sup_t)(struct ibv_device *);
 
+
+/* dl_iterate_phdr() callback: the path of the loaded libsiwx provider. */
+static int find_provider(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char **path = data;
+
+	(void)size;
+	if (!strstr(info->dlpi_name, "/libsiwx-rdmav"))
+		return 0;
+	*path = info->dlpi_name;
+	return 1;
+}
+
 static int client_masked(struct ctx *x)
 {
 	uint64_t ops = IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
@@ -546,6 +559,7 @@ static int client_masked(struct ctx *x)
 		       IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_SEND;
 	uint64_t *res, *back, want;
 	const char *lib = getenv("SIWXDV_LIB");
+	const char *loaded = NULL;
 	struct ibv_wc wc;
 	unsigned int i;
 	dv_fa_t fa;
@@ -556,10 +570,19 @@ static int client_masked(struct ctx *x)
 
 	if (!client_connect(x, ops, true))
 		return 1;
-	/* libibverbs has loaded the provider: this finds the same copy. */
-	h = dlopen(lib ? lib : SIWX_PROVIDER, RTLD_NOW);
+	/*
+	 * libibverbs has loaded the provider, named for the private ABI of
+	 * this libibverbs (libsiwx-rdmav<N>.so): take that very copy.
+	 */
+	if (!lib) {
+		dl_iterate_phdr(find_provider, &loaded);
+		if (!loaded)
+			tp_die("libibverbs has loaded no libsiwx-rdmav*.so");
+		lib = loaded;
+	}
+	h = dlopen(lib, RTLD_NOW);
 	if (!h)
-		tp_die("dlopen(libsiwx): %s", dlerror());
+		tp_die("dlopen(%s): %s", lib, dlerror());
 	sup = (dv_sup_t)dlsym(h, "siwxdv_is_supported");
 	fa = (dv_fa_t)dlsym(h, "siwxdv_wr_masked_fetch_add");
 	cas = (dv_cas_t)dlsym(h, "siwxdv_wr_masked_cmp_swp");
