@@ -185,6 +185,9 @@ enum siwx_rtr_verdict siwx_mpa_rtr_check(u8 rtr, const struct siwx_ddp_hdr *h,
 {
 	bool zero = h->last && !payload_len && (h->tagged || !h->mo);
 
+	/* No RTR agreed: any first FPDU releases the Responder (RFC 5044) */
+	if (!rtr)
+		return SIWX_RTR_SERVE;
 	if (rtr == SIWX_MPA_RTR_WRITE && h->opcode == SIWX_OP_WRITE && zero)
 		return SIWX_RTR_DISCARD;
 	if (rtr == SIWX_MPA_RTR_SEND && h->opcode == SIWX_OP_SEND && zero)

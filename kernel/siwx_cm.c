@@ -7,8 +7,10 @@
  * Policy: CRC, the MPA revision and peer-to-peer mode (RFC 6581) follow
  * the module parameters. As Initiator we offer a zero-length Write or
  * Send as RTR and send it first (TX, conn->rtr_send); as Responder we
- * take any RTR type and send nothing before it arrived (conn->rtr_wait,
- * cleared by RX).
+ * take any RTR type. A Responder sends nothing before the Initiator's
+ * first FPDU, the RTR or, without peer-to-peer mode, any (RFC 5044 7.1.2;
+ * conn->rtr_wait, cleared by RX), or without one until SIWX_RTR_GRACE
+ * has passed.
  *
  * Passive: the listening socket's data_ready queues accept_work, which
  * accepts every pending connection and gives each a cm_work reading its
@@ -355,9 +357,17 @@ int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	}
 	id->add_ref(id);
 	conn->id = id;
-	/* Peer-to-peer: nothing goes out before the Initiator's RTR */
-	WRITE_ONCE(conn->rtr_wait, conn->mpa.rtr != 0);
+	/*
+	 * Nothing goes out before the Initiator's first FPDU (RFC 5044
+	 * 7.1.2): its stack may still be reading our Reply (upstream siw
+	 * drops a connection whose first FPDU comes with the Reply). Only
+	 * an RTR is sure to come; else see SIWX_RTR_GRACE.
+	 */
+	WRITE_ONCE(conn->rtr_wait, true);
 	siwx_conn_start(conn);
+	if (!conn->mpa.rtr)
+		queue_delayed_work(siwx_tx_wq, &conn->rtr_grace,
+				   SIWX_RTR_GRACE);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_ESTABLISHED, 0, NULL);
 	conn->established = true;
 	mutex_unlock(&conn->mutex);

@@ -30,6 +30,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	INIT_LIST_HEAD(&conn->lentry);
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	INIT_WORK(&conn->tx_work, siwx_tx_work);
+	INIT_DELAYED_WORK(&conn->rtr_grace, siwx_tx_rtr_grace);
 	mutex_init(&conn->tx_mutex);
 	conn->dev = dev;
 	conn->pol.crc = siwx_mpa_crc;
@@ -312,6 +313,7 @@ static void siwx_conn_close_work(struct work_struct *work)
 		spin_lock_bh(&qp->sq_lock);
 		qp->dp_active = false;
 		spin_unlock_bh(&qp->sq_lock);
+		cancel_delayed_work_sync(&conn->rtr_grace);
 		cancel_work_sync(&conn->tx_work);
 		/* and for a doorbell's run of the engine (tx_stop ends it) */
 		mutex_lock(&conn->tx_mutex);

@@ -41,6 +41,13 @@
 #define SIWX_MPA_TIMEOUT (10 * HZ)
 /* How long a graceful close waits for the peer's FIN (siwx_conn_linger) */
 #define SIWX_CLOSE_LINGER (2 * HZ)
+/*
+ * A Responder waits for the Initiator's first FPDU (RFC 5044 7.1.2); with
+ * no RTR agreed, an application whose server sends first (ib_write_lat)
+ * would wait forever, so after this grace period it sends anyway. By then
+ * the Initiator's stack has long read the Reply (siwx_tx_rtr_grace).
+ */
+#define SIWX_RTR_GRACE (HZ / 10)
 #define SIWX_TX_BVECS 48
 /* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
 #define SIWX_TX_INLINE_WRS 16
@@ -97,6 +104,7 @@ struct siwx_conn {
 	bool rtr_send;			/* TX only */
 	bool rtr_wait;			/* set by the CM, cleared by RX */
 	bool rx_rtr;			/* RX: the message is the RTR */
+	struct delayed_work rtr_grace;	/* no RTR agreed: stop waiting */
 
 	struct work_struct cm_work;
 	struct work_struct close_work;
@@ -197,6 +205,7 @@ void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 /* siwx_tx.c */
 void siwx_tx_work(struct work_struct *work);
 void siwx_tx_kick(struct siwx_conn *conn);
+void siwx_tx_rtr_grace(struct work_struct *work);
 void siwx_tx_sq_progress(struct siwx_conn *conn);
 void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
 void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);

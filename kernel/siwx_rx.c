@@ -219,9 +219,10 @@ static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
 }
 
 /*
- * Peer-to-peer Responder, first message: the RTR is taken without
- * delivering anything; a Read RTR is served like any Read. Returns
- * whether the segment goes on to the usual processing.
+ * Responder, the Initiator's first message (siwx_mpa_rtr_check): a
+ * peer-to-peer RTR is taken without delivering anything; a Read RTR, or
+ * any FPDU when no RTR was agreed, is processed as usual and lets TX go.
+ * Returns whether the segment goes on to the usual processing.
  */
 static bool siwx_rx_rtr(struct siwx_conn *conn)
 {
@@ -235,6 +236,7 @@ static bool siwx_rx_rtr(struct siwx_conn *conn)
 		return false;
 	case SIWX_RTR_SERVE:
 		WRITE_ONCE(conn->rtr_wait, false);
+		siwx_tx_kick(conn);
 		return true;
 	default:
 		siwx_conn_terminate(conn, err, true, false);

@@ -788,6 +788,21 @@ static void siwx_tx_kick_active(struct siwx_qp *qp)
 }
 
 /*
+ * Responder with no RTR agreed: the Initiator has not sent first within
+ * SIWX_RTR_GRACE, so its application waits for ours to send first.
+ */
+void siwx_tx_rtr_grace(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(to_delayed_work(work),
+					      struct siwx_conn, rtr_grace);
+
+	if (!READ_ONCE(conn->rtr_wait) || !conn->qp)
+		return;
+	WRITE_ONCE(conn->rtr_wait, false);
+	siwx_tx_kick_active(conn->qp);
+}
+
+/*
  * What a doorbell's run of the engine leaves to the work item: anything
  * but the SQ (responses, a Terminate, the RTR), more than a few WRs, and
  * any WR that might block the system call: more payload than

@@ -210,6 +210,28 @@ TEST(MpaNego, ResponderTakesOnlyTheAgreedRtr) {
     EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_SEND, &first_of_many, 0, &err), SIWX_RTR_INVALID);
 }
 
+// Without peer-to-peer mode the Responder still waits for the Initiator's
+// first FPDU (RFC 5044 7.1.2), whatever it is, and then processes it.
+TEST(MpaNego, ResponderWithoutRtrTakesAnyFirstFpdu) {
+    siwx_ddp_hdr send, write, read{};
+    siwx_term err{};
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &send));
+    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 1, &write));
+    read.opcode = SIWX_OP_READ_REQ;
+    read.qn = SIWX_QN_READ;
+    read.msn = 1;
+    read.last = true;
+    siwx_ddp_hdr big_send = send;
+    big_send.last = false;
+
+    EXPECT_EQ(siwx_mpa_rtr_check(0, &send, 100, &err), SIWX_RTR_SERVE);
+    EXPECT_EQ(siwx_mpa_rtr_check(0, &big_send, 1000, &err), SIWX_RTR_SERVE);
+    // A zero-length Write is data like any other here, not an RTR to drop.
+    EXPECT_EQ(siwx_mpa_rtr_check(0, &write, 0, &err), SIWX_RTR_SERVE);
+    EXPECT_EQ(siwx_mpa_rtr_check(0, &read, 0, &err), SIWX_RTR_SERVE);
+    EXPECT_EQ(err, siwx_term{});
+}
+
 TEST(MpaNego, RelaxedIrdOrd) {
     siwx_mpa_policy pol = Policy();
     siwx_mpa_rr req;

@@ -92,14 +92,17 @@ bool siwx_mpa_rtr_hdr(u8 rtr, u32 send_msn, struct siwx_ddp_hdr *h);
 
 enum siwx_rtr_verdict {
 	SIWX_RTR_DISCARD,	/* the RTR: take it, deliver nothing */
-	SIWX_RTR_SERVE,		/* a Read RTR: answer it like any Read */
+	SIWX_RTR_SERVE,		/* a Read RTR, or any FPDU if no RTR agreed */
 	SIWX_RTR_INVALID,	/* not the agreed RTR; @err says why */
 };
 
 /*
- * Responder of a peer-to-peer connection, which sends nothing before the
- * RTR arrives (RFC 6581): what to make of the first segment of the first
- * message, @h with @payload_len octets, given the agreed type @rtr.
+ * A Responder sends no FPDU before it has received one from the Initiator
+ * (RFC 5044 section 7.1.2, rule 3): the Initiator's stack may still be
+ * reading the MPA Reply. In peer-to-peer mode (RFC 6581 section 3) that
+ * first FPDU is the agreed RTR message. What to make of the first segment
+ * of the Initiator's first message, @h with @payload_len octets, given the
+ * agreed RTR type @rtr (0: none, any FPDU will do).
  */
 enum siwx_rtr_verdict siwx_mpa_rtr_check(u8 rtr, const struct siwx_ddp_hdr *h,
 					 u32 payload_len,
