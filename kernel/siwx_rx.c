@@ -256,7 +256,8 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 		return;
 	switch (seg->ddp.opcode) {
 	case SIWX_OP_WRITE:
-		siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
+		if (siwx_ddp_tagged_needs_stag(seg->payload_len))
+			siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
 		return;
 	case SIWX_OP_READ_RESP:
 		spin_lock_bh(&conn->rdq_lock);

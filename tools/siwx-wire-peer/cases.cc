@@ -149,6 +149,18 @@ std::vector<Case> MakeCases() {
                                                 0xcafef00dcafef00dull, ~hi),
                                         6, "Atomic Request CmpSwap, masked");
                  }});
+    // A zero-length RDMA Write places nothing, so it names no STag that
+    // must be valid (siwx_ddp_tagged_needs_stag; rsockets sends credit
+    // updates that way): no Terminate, and the FetchAdd behind it is served.
+    c.push_back(
+        {"write-zero-any-stag", "zero-length RDMA Write to STag 0, then a FetchAdd on word 8",
+         [](const Target& t, bool crc) {
+             Plan p = ValidAtomic(FetchAdd(t.rkey, WordTo(t, 8), 5, 0), 8,
+                                  "zero-length RDMA Write to STag 0 and TO 0, then "
+                                  "Atomic Request FetchAdd, add 5");
+             p.fpdus.insert(p.fpdus.begin(), Frame(TaggedUlpdu(SIWX_OP_WRITE, 0, 0, Bytes()), crc));
+             return p;
+         }});
     c.push_back(
         {"cmpswap-miss", "CmpSwap on word 7 whose compare fails", [](const Target& t, bool) {
              return ValidAtomic(CmpSwap(t.rkey, WordTo(t, 7), ~siwx_hp_pattern(7), ~0ull, 0, ~0ull),

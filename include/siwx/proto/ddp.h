@@ -41,6 +41,20 @@ static inline size_t siwx_ddp_hdr_len(bool tagged)
 	return tagged ? SIWX_DDP_TAGGED_HDR_LEN : SIWX_DDP_UNTAGGED_HDR_LEN;
 }
 
+/*
+ * Whether the Data Sink must validate the STag and TO of a tagged segment
+ * with @payload_len octets (RFC 5041 section 7.2): only when it places
+ * something. A zero-length RDMA Write carries no data, only its Immediate
+ * Data message's 32-bit immediate (rsockets sends every credit update
+ * that way, with no SGE and so no meaningful STag), and a Data Source
+ * owes no STag for nothing: InfiniBand skips the R_Key check for a DMA
+ * length of zero, and upstream siw does the same.
+ */
+static inline bool siwx_ddp_tagged_needs_stag(u32 payload_len)
+{
+	return payload_len != 0;
+}
+
 /* Writes DV = RV = 1; returns the header length. */
 size_t siwx_ddp_encode(const struct siwx_ddp_hdr *h, u8 *buf);
 

@@ -79,6 +79,7 @@ const std::map<std::string, Decision>& Decisions() {
         {"cmpswap", {Where::kValid}},
         {"cmpswap-masked", {Where::kValid}},
         {"cmpswap-miss", {Where::kValid}},
+        {"write-zero-any-stag", {Where::kValid}},
         {"imm-short", {Where::kParser}},
         {"imm-long", {Where::kParser}},
         {"imm-no-recv", {Where::kNoRecv}},
@@ -186,6 +187,21 @@ TEST(WirePeerCases, CoreReceiverAgrees) {
                 FAIL();
         }
     }
+}
+
+// The zero-length Write in front of the FetchAdd is one the Data Sink
+// takes without an STag (siwx_ddp_tagged_needs_stag), not a fault.
+TEST(WirePeerCases, ZeroLengthWriteNamesNoStag) {
+    Plan p = FindCase("write-zero-any-stag")->build(kTarget, true);
+    ASSERT_EQ(p.fpdus.size(), 2u);
+    p.fpdus.resize(1);
+    const ParseResult r = Parse(p);
+    ASSERT_FALSE(r.error) << DescribeTerm(r.term);
+    EXPECT_EQ(r.seg.ddp.opcode, SIWX_OP_WRITE);
+    EXPECT_EQ(r.seg.ddp.stag, 0u);
+    EXPECT_EQ(r.seg.payload_len, 0u);
+    EXPECT_FALSE(siwx_ddp_tagged_needs_stag(r.seg.payload_len));
+    EXPECT_TRUE(siwx_ddp_tagged_needs_stag(1));
 }
 
 TEST(WirePeerCases, MemoryExpectationsIgnoreTheTarget) {
