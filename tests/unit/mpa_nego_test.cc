@@ -179,17 +179,26 @@ TEST(MpaNego, RtrMessageHeaders) {
     EXPECT_FALSE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE | SIWX_MPA_RTR_SEND, 1, &h));
 }
 
+// The first message an Initiator may send: each RTR type's header (a
+// zero-length Write or Send, a Read Request), MSN 1.
+struct FirstMessages {
+    siwx_ddp_hdr write{}, send{}, read{};
+    FirstMessages() {
+        EXPECT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 1, &write));
+        EXPECT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &send));
+        read.opcode = SIWX_OP_READ_REQ;
+        read.qn = SIWX_QN_READ;
+        read.msn = 1;
+        read.last = true;
+    }
+};
+
 TEST(MpaNego, ResponderTakesOnlyTheAgreedRtr) {
     const siwx_term no_rtr =
         siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_NO_MATCHING_RTR);
-    siwx_ddp_hdr write, send, read{};
+    const FirstMessages m;
+    const siwx_ddp_hdr &write = m.write, &send = m.send, &read = m.read;
     siwx_term err{};
-    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 1, &write));
-    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &send));
-    read.opcode = SIWX_OP_READ_REQ;
-    read.qn = SIWX_QN_READ;
-    read.msn = 1;
-    read.last = true;
 
     EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_WRITE, &write, 0, &err), SIWX_RTR_DISCARD);
     EXPECT_EQ(siwx_mpa_rtr_check(SIWX_MPA_RTR_SEND, &send, 0, &err), SIWX_RTR_DISCARD);
@@ -213,14 +222,9 @@ TEST(MpaNego, ResponderTakesOnlyTheAgreedRtr) {
 // Without peer-to-peer mode the Responder still waits for the Initiator's
 // first FPDU (RFC 5044 7.1.2), whatever it is, and then processes it.
 TEST(MpaNego, ResponderWithoutRtrTakesAnyFirstFpdu) {
-    siwx_ddp_hdr send, write, read{};
+    const FirstMessages m;
+    const siwx_ddp_hdr &write = m.write, &send = m.send, &read = m.read;
     siwx_term err{};
-    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_SEND, 1, &send));
-    ASSERT_TRUE(siwx_mpa_rtr_hdr(SIWX_MPA_RTR_WRITE, 1, &write));
-    read.opcode = SIWX_OP_READ_REQ;
-    read.qn = SIWX_QN_READ;
-    read.msn = 1;
-    read.last = true;
     siwx_ddp_hdr big_send = send;
     big_send.last = false;
 
