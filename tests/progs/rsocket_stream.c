@@ -85,18 +85,23 @@ static int wait_for(int fd, short events)
 	return 0;
 }
 
-static int send_all(int fd, const uint8_t *buf, size_t len)
+/*
+ * Move all @len octets: rsend() them (@out) or rrecv() them, waiting in
+ * non-blocking mode for rpoll() to say the socket is ready.
+ */
+static int xfer_all(int fd, uint8_t *buf, size_t len, bool out)
 {
 	while (len) {
-		ssize_t n = rsend(fd, buf, len, 0);
+		ssize_t n = out ? rsend(fd, buf, len, 0) : rrecv(fd, buf, len, 0);
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (wait_for(fd, POLLOUT))
+			if (wait_for(fd, out ? POLLOUT : POLLIN))
 				return -1;
 			continue;
 		}
 		if (n <= 0) {
-			perror("rsend");
+			fprintf(stderr, "%s: %s\n", out ? "rsend" : "rrecv",
+				n ? strerror(errno) : "peer closed");
 			return -1;
 		}
 		buf += n;
@@ -105,24 +110,14 @@ static int send_all(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+static int send_all(int fd, const uint8_t *buf, size_t len)
+{
+	return xfer_all(fd, (uint8_t *)buf, len, true);
+}
+
 static int recv_all(int fd, uint8_t *buf, size_t len)
 {
-	while (len) {
-		ssize_t n = rrecv(fd, buf, len, 0);
-
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (wait_for(fd, POLLIN))
-				return -1;
-			continue;
-		}
-		if (n <= 0) {
-			fprintf(stderr, "rrecv: %s\n", n ? strerror(errno) : "peer closed");
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return xfer_all(fd, buf, len, false);
 }
 
 static int send_records(int fd)
