@@ -204,8 +204,12 @@ static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
 	enum siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
-	struct siwx_mr *mr = siwx_mr_get(conn->dev, seg->ddp.stag);
+	struct siwx_mr *mr;
 
+	/* A segment that places nothing names no STag to check */
+	if (!siwx_ddp_tagged_needs_stag(seg->payload_len))
+		return;
+	mr = siwx_mr_get(conn->dev, seg->ddp.stag);
 	if (mr && siwx_mr_check(conn->qp, mr, access, seg->ddp.to,
 				seg->payload_len, &fault)) {
 		siwx_mr_put(mr);
@@ -256,8 +260,7 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 		return;
 	switch (seg->ddp.opcode) {
 	case SIWX_OP_WRITE:
-		if (siwx_ddp_tagged_needs_stag(seg->payload_len))
-			siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
+		siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
 		return;
 	case SIWX_OP_READ_RESP:
 		spin_lock_bh(&conn->rdq_lock);
@@ -273,8 +276,7 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 			return;
 		}
 		conn->rx_resp_done = complete;
-		if (seg->payload_len)
-			siwx_rx_tagged_target(conn, IB_ACCESS_LOCAL_WRITE);
+		siwx_rx_tagged_target(conn, IB_ACCESS_LOCAL_WRITE);
 		return;
 	case SIWX_OP_SEND:
 	case SIWX_OP_SEND_INVAL:
