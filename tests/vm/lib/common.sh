@@ -44,6 +44,13 @@ module_make() {
 	fi
 }
 
+# rdma_core_release: the pristine rdma-core release of ../shared/third_party
+# that is $DISTRO's own (librdmacm with our rsockets patches is built from
+# it), or nothing: trixie has 56.1 and sid 65.0, which are not there.
+rdma_core_release() {
+	if [ "$DISTRO" = bookworm ]; then echo 44.0; fi
+}
+
 # distro_root: the root of $DISTRO's files (built once), or "" for bookworm,
 # whose files are the host's own.
 distro_root() {
