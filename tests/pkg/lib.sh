@@ -21,6 +21,18 @@ pkg_rpm_name() {
 	esac
 }
 
+# pkg_installed PKG...: dpkg has any of them in some state (not just known).
+pkg_installed() {
+	dpkg-query -W -f='${db:Status-Status} ' "$@" 2>/dev/null |
+		grep -Eq '(^| )(installed|config-files|half-installed|half-configured|unpacked|triggers-awaited|triggers-pending) '
+}
+
+# pkg_no_tests LOG: a package build under nocheck (log LOG) built and ran
+# no test.
+pkg_no_tests() {
+	! grep -Eq 'siwx_(unit|provider_unit|wire_peer)_tests|tests passed' "$1"
+}
+
 pkg_version() { tr -d '[:space:]' < "$1/VERSION"; }
 
 # The files a package must hold, as normalised paths (see pkg_normalise),

@@ -51,6 +51,21 @@ rdma_core_release() {
 	if [ "$DISTRO" = bookworm ]; then echo 44.0; fi
 }
 
+# deb_admits DEB PKG HAVE: DEB's Depends name a range of PKG (both bounds)
+# that admits version HAVE; else a message on stderr and status 1.
+deb_admits() {
+	local deb=$1 pkg=$2 have=$3 deps op v n=0
+	deps=$(dpkg-deb -f "$deb" Depends)
+	while read -r op v; do
+		dpkg --compare-versions "$have" "$op" "$v" || {
+			say "$(basename "$deb") wants $pkg ($op $v); the guests have $have"
+			return 1
+		}
+		n=$((n + 1))
+	done < <(grep -o "$pkg ([^)]*)" <<<"$deps" | sed 's/.*(\(.*\))/\1/')
+	[ $n -ge 2 ] || { say "$(basename "$deb") has no $pkg range in Depends: $deps"; return 1; }
+}
+
 # distro_root: the root of $DISTRO's files (built once), or "" for bookworm,
 # whose files are the host's own.
 distro_root() {
