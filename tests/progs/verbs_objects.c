@@ -5,9 +5,9 @@
  * (STags), CQ, SRQ, RC QPs and their state machine, the refusals, and
  * the doorbell. Runs in a test guest (tests/vm/scenarios/siwx-device).
  *
- *   verbs-objects DEV          check, clean up, exit 0 if all passed
- *   verbs-objects DEV hold     create objects, print "holding", then
- *                              wait (the device is removed under it)
+ *   siwx-verbs-objects DEV       check, clean up, exit 0 if all passed
+ *   siwx-verbs-objects DEV hold  create objects, print "holding", then
+ *                                wait (the device is removed under it)
  */
 #include <stdio.h>
 #include <stdlib.h>
