@@ -386,6 +386,17 @@ int siwx_crc32c_init(void);
 
 /* siwx_conn.c */
 void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);
+/* siwx_objects.c: module-wide counts of our own objects (debugfs) */
+struct siwx_objects {
+	atomic_t conns;
+	atomic_t listeners;
+	atomic64_t pinned_pages;
+};
+
+extern struct siwx_objects siwx_objects;
+void siwx_objects_init(void);
+void siwx_objects_exit(void);
+
 int siwx_wq_init(void);
 void siwx_wq_exit(void);
 

@@ -45,6 +45,7 @@ struct siwx_listener {
 static void siwx_listener_free(struct kref *ref)
 {
 	kfree(container_of(ref, struct siwx_listener, ref));
+	atomic_dec(&siwx_objects.listeners);
 }
 
 static void siwx_listener_put(struct siwx_listener *l)
@@ -244,6 +245,7 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
+	atomic_inc(&siwx_objects.listeners);
 	kref_init(&l->ref);
 	mutex_init(&l->lock);
 	INIT_LIST_HEAD(&l->pending);
@@ -288,6 +290,7 @@ err_sock:
 	sock_release(l->sock);
 err_free:
 	kfree(l);
+	atomic_dec(&siwx_objects.listeners);
 	return rv;
 }
 

@@ -23,6 +23,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 
 	if (!conn)
 		return NULL;
+	atomic_inc(&siwx_objects.conns);
 	kref_init(&conn->ref);
 	mutex_init(&conn->mutex);
 	spin_lock_init(&conn->lock);
@@ -54,6 +55,7 @@ static void siwx_conn_free(struct kref *ref)
 	struct siwx_conn *conn = container_of(ref, struct siwx_conn, ref);
 
 	kvfree(conn);
+	atomic_dec(&siwx_objects.conns);
 }
 
 void siwx_conn_put(struct siwx_conn *conn)

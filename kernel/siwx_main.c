@@ -153,6 +153,7 @@ static int __init siwx_init(void)
 		siwx_wq_exit();
 		return rv;
 	}
+	siwx_objects_init();
 	rdma_link_register(&siwx_link_ops);
 	pr_info("siwx: loaded (rdma link type siwx)\n");
 	return 0;
@@ -170,6 +171,7 @@ static void __exit siwx_exit(void)
 	unregister_netdevice_notifier(&siwx_netdev_nb);
 	/* Connections still closing finish here */
 	siwx_wq_exit();
+	siwx_objects_exit();
 }
 
 module_init(siwx_init);

@@ -129,8 +129,11 @@ static struct siwx_mr *siwx_mr_new(struct siwx_dev *dev,
 /* Undo siwx_mr_new and what was gathered since; the MR has no STag. */
 static void siwx_mr_discard(struct siwx_dev *dev, struct siwx_mr *mr)
 {
-	if (mr->umem)
+	if (mr->umem) {
+		atomic64_sub(ib_umem_num_pages(mr->umem),
+			     &siwx_objects.pinned_pages);
 		ib_umem_release(mr->umem);
+	}
 	kvfree(mr->pages);
 	kfree(mr);
 	atomic_dec(&dev->num_mr);
@@ -199,6 +202,7 @@ struct ib_mr *siwx_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		goto err;
 	}
 	mr->umem = umem;
+	atomic64_add(ib_umem_num_pages(umem), &siwx_objects.pinned_pages);
 	rv = siwx_mr_collect_pages(mr);
 	if (rv)
 		goto err;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * What the device and its one port report. The device attributes say
- * only what siwx does today: no atomics yet (RFC 7306 execution comes
- * with the data path), no fast registration, no memory windows.
+ * only what siwx does: RFC 7306 atomics executed as CPU atomics
+ * (IB_ATOMIC_GLOB; the masked forms only through siwxdv.h, so not
+ * advertised to verbs), fast registration, no memory windows.
  */
 #include <linux/netdevice.h>
 #include <rdma/ib_mad.h>

@@ -72,15 +72,8 @@ static int run_server(const struct opts *o)
 	uint64_t w[2], start;
 	size_t i;
 
-	if (!tp_get_request(ec, listen, &c, o->r.timeout_ms))
+	if (!tp_take_request(ec, listen, &c, MAGIC, w, 1, o->r.timeout_ms))
 		return 1;
-	if (!tp_pdata_get(c.peer_pdata, c.peer_pdata_len, w, 1) ||
-	    w[0] != MAGIC)
-		tp_die("connect request without siwx-close-race data");
-	tp_own_channel(&c);
-	c.pd = ibv_alloc_pd(c.id->verbs);
-	if (!c.pd)
-		tp_die("ibv_alloc_pd: %s", strerror(errno));
 	tp_print_device(c.id->verbs, "server");
 	if (!tp_buf_alloc(&sink, c.pd, WRITE, WRITE,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||

@@ -144,20 +144,33 @@ bool tp_role_ok(const struct tp_role *r, int optind, int argc)
 void tp_role_parse(int argc, char **argv, struct tp_role *r,
 		   void (*usage)(FILE *f))
 {
+	tp_role_parse_opts(argc, argv, r, "", NULL, NULL, usage);
+}
+
+void tp_role_parse_opts(int argc, char **argv, struct tp_role *r,
+			const char *optstring,
+			bool (*opt)(int ch, const char *arg, void *ctx),
+			void *ctx, void (*usage)(FILE *f))
+{
 	static const struct option lo[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char all[64];
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, TP_ROLE_OPTS "h", lo, NULL)) !=
-	       -1) {
+	if (snprintf(all, sizeof(all), "%s%sh", TP_ROLE_OPTS, optstring) >=
+	    (int)sizeof(all))
+		tp_die("too many options");
+	while ((ch = getopt_long(argc, argv, all, lo, NULL)) != -1) {
 		if (tp_role_opt(r, ch, optarg))
 			continue;
 		if (ch == 'h') {
 			usage(stdout);
 			exit(0);
 		}
+		if (ch != '?' && opt && opt(ch, optarg, ctx))
+			continue;
 		usage(stderr);
 		exit(2);
 	}
@@ -446,6 +459,24 @@ bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 	c->peer_initiator_depth = ev->param.conn.initiator_depth;
 	c->peer_responder_resources = ev->param.conn.responder_resources;
 	rdma_ack_cm_event(ev);
+	return true;
+}
+
+bool tp_take_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
+		     struct tp_conn *c, uint64_t magic, uint64_t *w,
+		     size_t nwords, int timeout_ms)
+{
+	if (!tp_get_request(ec, listen, c, timeout_ms))
+		return false;
+	if (!tp_pdata_get(c->peer_pdata, c->peer_pdata_len, w, nwords) ||
+	    w[0] != magic)
+		tp_die("a connect request without %s's private data", tp_prog);
+	tp_own_channel(c);
+	c->pd = ibv_alloc_pd(c->id->verbs);
+	if (!c->pd) {
+		tp_fail("ibv_alloc_pd: %s", strerror(errno));
+		return false;
+	}
 	return true;
 }
 

@@ -69,6 +69,15 @@ bool tp_role_ok(const struct tp_role *r, int optind, int argc);
  */
 void tp_role_parse(int argc, char **argv, struct tp_role *r,
 		   void (*usage)(FILE *f));
+/*
+ * The same for a program with options of its own: @optstring lists them
+ * (getopt syntax); each is handed to @opt with @ctx, which returns false
+ * for one it does not take (a usage error).
+ */
+void tp_role_parse_opts(int argc, char **argv, struct tp_role *r,
+			const char *optstring,
+			bool (*opt)(int ch, const char *arg, void *ctx),
+			void *ctx, void (*usage)(FILE *f));
 
 const char *tp_wc_status_name(enum ibv_wc_status st);
 /* Name (with or without the IBV_WC_ prefix) to status; -1 if unknown. */
@@ -154,6 +163,15 @@ struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port);
  */
 bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		    struct tp_conn *c, int timeout_ms);
+/*
+ * Server: tp_get_request() for the program's own clients, whose private
+ * data is @nwords words starting with @magic (into @w); then the id gets
+ * an event channel of its own and c->pd a PD of its own. Dies on a
+ * request of another program; false on timeout or error.
+ */
+bool tp_take_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
+		     struct tp_conn *c, uint64_t magic, uint64_t *w,
+		     size_t nwords, int timeout_ms);
 /*
  * Move a requested connection's id to an event channel of its own (freed
  * by tp_destroy): a server otherwise may find the next CONNECT_REQUEST on

@@ -14,6 +14,9 @@ namespace {
 
 constexpr uint32_t kReqId = 0x00c0ffee;
 constexpr uint32_t kFirstMsn = 1;  // RFC 5041 section 5.1
+// The last octet of an Atomic Request's Add or Swap Data (RFC 7306 section
+// 5.2.1: octets 20-27 of the 52), counted from the end of the ULPDU.
+constexpr size_t kAtomicAddDataLowFromEnd = SIWX_ATOMIC_REQ_LEN - 27;
 
 uint64_t WordTo(const Target& t, uint32_t word) { return t.addr + 8ull * word; }
 
@@ -309,6 +312,21 @@ std::vector<Case> MakeCases() {
              p.expect.cause = siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_CRC);
              return p;
          }});
+    // What a corruption that TCP's checksum misses looks like to MPA: the
+    // payload changed after its CRC was computed (RFC 5044 section 4.4).
+    // The Add Data of 1 would become 3: executed, word 2 would show it.
+    c.push_back({"bad-crc-payload", "valid FetchAdd on word 2, its Add Data changed after the CRC",
+                 [](const Target& t, bool crc) {
+                     Plan p;
+                     const Bytes u = AtomicUlpdu(FetchAdd(t.rkey, WordTo(t, 2), 1, 0));
+                     Bytes f = Frame(u, crc);
+                     f.at(SIWX_MPA_LEN_FIELD + u.size() - kAtomicAddDataLowFromEnd) ^= 0x02;
+                     p.fpdus.push_back(f);
+                     p.sent = "Atomic Request FetchAdd 1, Add Data 3 under the CRC of 1";
+                     p.expect.cause =
+                         siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA, SIWX_LLP_CRC);
+                     return p;
+                 }});
     return c;
 }
 

@@ -44,11 +44,27 @@ module_make() {
 	fi
 }
 
-# rdma_core_release: the pristine rdma-core release of ../shared/third_party
-# that is $DISTRO's own (librdmacm with our rsockets patches is built from
-# it), or nothing: trixie has 56.1 and sid 65.0, which are not there.
+# rdma_core_release: the rdma-core release of $DISTRO's librdmacm (the
+# upstream part of its package version: bookworm 44.0, trixie 56.1, sid
+# 65.0), whose pristine source our rsockets patches are built from
+# (tests/rsockets/build-release).
 rdma_core_release() {
-	if [ "$DISTRO" = bookworm ]; then echo 44.0; fi
+	local root v
+	root=$(distro_root)
+	# dpkg-query fails for the name that is not known: only its output counts.
+	v=$({ dpkg-query ${root:+--admindir="$root/var/lib/dpkg"} -W -f '${Version}\n' \
+		librdmacm1 librdmacm1t64 2>/dev/null || true; } | grep -m1 .) ||
+		die "no librdmacm installed for $DISTRO's guests (librdmacm1 or librdmacm1t64)"
+	v=${v#*:}
+	echo "${v%-*}"
+}
+
+# build_rsockets [--deb DEBDIR]: librdmacm with our rsockets patches for
+# $DISTRO's guests (in its root for trixie and sid), and with --deb the
+# siwx-rsockets package of it; prints the build's directory.
+build_rsockets() {
+	"$TOP/tests/rsockets/build-release" \
+		$([ "$DISTRO" = bookworm ] || echo "--distro $DISTRO") "$@" "$(rdma_core_release)"
 }
 
 # deb_admits DEB PKG HAVE: DEB's Depends name a range of PKG (both bounds)

@@ -13,6 +13,7 @@
 #include "../hostile_proto.h"
 
 extern "C" {
+#include <siwx/proto/bytes.h>
 #include <siwx/proto/rdmap.h>
 #include <siwx/proto/rdq.h>
 #include <siwx/proto/rx.h>
@@ -96,6 +97,7 @@ const std::map<std::string, Decision>& Decisions() {
         {"read-rdmap-version", {Where::kParser}},
         {"unsolicited-atomic-resp", {Where::kUnsolicited}},
         {"bad-crc", {Where::kParser}},
+        {"bad-crc-payload", {Where::kParser}},
     };
     return d;
 }
@@ -258,6 +260,19 @@ TEST(WirePeerJudge, LlpTerminateEchoesNothing) {
     const Plan p = FindCase("bad-crc")->build(kTarget, true);
     const Bytes u(p.fpdus[0].begin() + 2, p.fpdus[0].begin() + 2 + 18 + 52);
     EXPECT_EQ(Judge(p.expect, ServerTerminate(p.expect.cause, u, true)), "");
+}
+
+// The octet changed under the CRC is the Add Data's: were the CRC not
+// checked, the FetchAdd would add 3, not 1, and the target would show it.
+TEST(WirePeerCases, BadCrcPayloadChangesTheAddData) {
+    const Plan p = FindCase("bad-crc-payload")->build(kTarget, true);
+    const Bytes& f = p.fpdus.at(0);
+    const size_t ulpdu_len = siwx_get_be16(f.data());
+    siwx_atomic_req r{};
+    siwx_term err{};
+    ASSERT_TRUE(siwx_atomic_req_decode(f.data() + 2 + ulpdu_len - SIWX_ATOMIC_REQ_LEN, &r, &err));
+    EXPECT_EQ(r.add_swap, 3u);
+    EXPECT_EQ(r.aopcode, SIWX_AOP_FETCH_ADD);
 }
 
 TEST(WirePeerJudge, AtomicResponse) {
