@@ -339,6 +339,7 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 int siwx_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall);
 
 /* siwx_srq.c */
 int siwx_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
@@ -379,7 +380,6 @@ u8 siwx_wr_to_wc_opcode(u8 wr_opcode);
 void siwx_sq_complete(struct siwx_qp *qp);
 void siwx_qp_flush(struct siwx_qp *qp);
 void siwx_qp_flush_final(struct siwx_qp *qp);
-void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall);
 
 /* siwx_crc32c.c */
 int siwx_crc32c_init(void);

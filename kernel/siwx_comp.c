@@ -6,6 +6,8 @@
  */
 #include <rdma/ib_user_verbs.h>
 
+#include <siwx/sqe_op.h>
+
 #include "siwx_conn.h"
 
 static void siwx_cq_overflow(struct siwx_cq *cq)
@@ -35,7 +37,7 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 		spin_unlock_irqrestore(&cq->lock, flags);
 		return;
 	}
-	cqe = &cq->cqe[cq->prod & (cq->ring.num - 1)];
+	cqe = siwx_cq_slot(cq, cq->prod);
 	if (siwx_elem_valid(&cqe->flags, SIWX_CQE_VALID)) {
 		spin_unlock_irqrestore(&cq->lock, flags);
 		siwx_cq_overflow(cq);
@@ -51,8 +53,7 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 		memcpy(cqe->imm, ci->imm, SIWX_IMM_LEN);
 	else
 		memset(cqe->imm, 0, SIWX_IMM_LEN);
-	/* The CQE's contents before its VALID flag (abi.h) */
-	smp_store_release(&cqe->flags, ci->flags | SIWX_CQE_VALID);
+	siwx_elem_publish(&cqe->flags, ci->flags | SIWX_CQE_VALID);
 	cq->prod++;
 	/* The CQE before reading the armed state: no missed event */
 	smp_mb();
@@ -73,6 +74,14 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 
 u8 siwx_wr_to_wc_opcode(u8 wr_opcode)
 {
+	switch (siwx_sqe_atomic_op(wr_opcode)) {
+	case SIWX_SQE_FETCH_ADD:
+		return SIWX_WC_FETCH_ADD;
+	case SIWX_SQE_CMP_SWAP:
+		return SIWX_WC_COMP_SWAP;
+	case SIWX_SQE_NOT_ATOMIC:
+		break;
+	}
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
@@ -82,12 +91,6 @@ u8 siwx_wr_to_wc_opcode(u8 wr_opcode)
 		return SIWX_WC_RDMA_READ;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
-		return SIWX_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return SIWX_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return SIWX_WC_LOCAL_INV;
 	default:
@@ -125,16 +128,14 @@ static void siwx_sq_post_shadow(struct siwx_qp *qp,
  */
 void siwx_sq_complete(struct siwx_qp *qp)
 {
-	u32 mask = qp->sq.num - 1;
-
 	spin_lock_bh(&qp->sq_lock);
 	while (qp->sq_done != qp->sq_tx) {
-		struct siwx_sq_shadow *sh = &qp->sq_shadow[qp->sq_done & mask];
+		struct siwx_sq_shadow *sh = siwx_sq_shadow_at(qp, qp->sq_done);
 
 		if (!sh->done)
 			break;
 		sh->done = false;
-		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
+		siwx_elem_release(&siwx_sq_slot(qp, qp->sq_done)->flags);
 		qp->sq_done++;
 		siwx_sq_post_shadow(qp, sh);
 	}
@@ -149,22 +150,21 @@ void siwx_sq_complete(struct siwx_qp *qp)
 void siwx_qp_flush(struct siwx_qp *qp)
 {
 	struct siwx_cqe_info ci = { .status = SIWX_WC_WR_FLUSH_ERR };
-	u32 mask = qp->sq.num - 1;
 
 	spin_lock_bh(&qp->sq_lock);
 	while (qp->sq_done != qp->sq_tx) {
-		struct siwx_sq_shadow *sh = &qp->sq_shadow[qp->sq_done & mask];
+		struct siwx_sq_shadow *sh = siwx_sq_shadow_at(qp, qp->sq_done);
 
 		if (!sh->done)
 			sh->status = SIWX_WC_WR_FLUSH_ERR;
 		sh->done = false;
-		siwx_elem_release(&qp->sqe[qp->sq_done & mask].flags);
+		siwx_elem_release(&siwx_sq_slot(qp, qp->sq_done)->flags);
 		qp->sq_done++;
 		siwx_sq_post_shadow(qp, sh);
 	}
 	/* As in siwx_sq_complete(): the slot is free before its CQE */
 	for (;;) {
-		struct siwx_sqe *sqe = &qp->sqe[qp->sq_tx & mask];
+		struct siwx_sqe *sqe = siwx_sq_slot(qp, qp->sq_tx);
 
 		if (!(siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID)))
 			break;
@@ -182,7 +182,7 @@ void siwx_qp_flush(struct siwx_qp *qp)
 	ci.opcode = SIWX_WC_RECV;
 	spin_lock_bh(&qp->rq_lock);
 	for (;;) {
-		struct siwx_rqe *rqe = &qp->rqe[qp->rq_pos & (qp->rq.num - 1)];
+		struct siwx_rqe *rqe = siwx_rq_slot(qp, qp->rq_pos);
 
 		if (!(siwx_elem_valid(&rqe->flags, SIWX_WQE_VALID)))
 			break;
@@ -205,34 +205,4 @@ void siwx_qp_flush_final(struct siwx_qp *qp)
 	/* rq_flush before reading the rings (pairs with the provider's) */
 	smp_mb();
 	siwx_qp_flush(qp);
-}
-
-/*
- * The doorbells (a post_send or post_recv without WRs): start the TX
- * engine, or, in ERROR with no connection left, flush what was posted.
- * @in_syscall: a user's send doorbell, which may run the engine itself
- * (kernel ULPs post from any context).
- */
-void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall)
-{
-	struct siwx_conn *conn = NULL;
-	bool flush = false;
-
-	spin_lock_bh(&qp->sq_lock);
-	if (qp->dp_active) {
-		conn = qp->conn;
-		if (in_syscall)
-			siwx_conn_get(conn);
-		else
-			siwx_tx_kick(conn);
-	} else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn) {
-		flush = true;	/* else the closing connection flushes */
-	}
-	spin_unlock_bh(&qp->sq_lock);
-	if (conn && in_syscall) {
-		siwx_tx_doorbell(qp, conn);
-		siwx_conn_put(conn);
-	}
-	if (flush)
-		siwx_qp_flush_final(qp);
 }

@@ -36,6 +36,7 @@
 #include <siwx/proto/tx.h>
 
 #include "siwx.h"
+#include "siwx_ring.h"
 
 #define SIWX_MPA_FRAME_MAX (SIWX_MPA_RR_HDR_LEN + SIWX_MPA_MAX_PD_LEN)
 #define SIWX_MPA_TIMEOUT (10 * HZ)
@@ -162,19 +163,6 @@ struct siwx_conn {
 	u32 rx_resp_len;
 	struct siwx_rx_rqe rqe;
 };
-
-/* Ring ownership (abi.h): the element's contents after its VALID flag */
-static inline bool siwx_elem_valid(__u16 *flags, u16 valid)
-{
-	/* pairs with the producer's release of the flag */
-	return smp_load_acquire(flags) & valid;
-}
-
-static inline void siwx_elem_release(__u16 *flags)
-{
-	/* the element is ours until the flag clears: reads before it */
-	smp_store_release(flags, 0);
-}
 
 /* RX publishes conn->term before the flag; TX reads it after */
 static inline void siwx_set_term_pending(struct siwx_conn *conn)

@@ -8,6 +8,7 @@
 #include <linux/log2.h>
 
 #include "siwx.h"
+#include "siwx_ring.h"
 
 int siwx_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
@@ -67,11 +68,6 @@ int siwx_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-static struct siwx_cqe *siwx_cq_head(struct siwx_cq *cq)
-{
-	return &cq->cqe[cq->cons & (cq->ring.num - 1)];
-}
-
 /*
  * The CQE's opcode and status values are those of ib_wc_opcode and
  * ib_wc_status (abi.h takes them from the verbs enums).
@@ -107,14 +103,12 @@ int siwx_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < num; i++) {
-		struct siwx_cqe *cqe = siwx_cq_head(cq);
+		struct siwx_cqe *cqe = siwx_cq_slot(cq, cq->cons);
 
-		/* VALID first, then the CQE's contents (abi.h ownership) */
-		if (!(smp_load_acquire(&cqe->flags) & SIWX_CQE_VALID))
+		if (!siwx_elem_valid(&cqe->flags, SIWX_CQE_VALID))
 			break;
 		siwx_cqe_to_wc(cq, cqe, &wc[i]);
-		/* Hand the slot back to the producer */
-		smp_store_release(&cqe->flags, 0);
+		siwx_elem_release(&cqe->flags);
 		cq->cons++;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -137,7 +131,7 @@ int siwx_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	 */
 	WRITE_ONCE(cq->ctrl->notify, notify);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
-	    (READ_ONCE(siwx_cq_head(cq)->flags) & SIWX_CQE_VALID))
+	    (READ_ONCE(siwx_cq_slot(cq, cq->cons)->flags) & SIWX_CQE_VALID))
 		rv = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return rv;

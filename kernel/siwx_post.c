@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Posting work requests. User space posts into the mapped rings itself
- * and rings a doorbell (a post_send or post_recv without work requests),
- * which starts the TX engine, or flushes in ERROR. Kernel ULPs post
- * through these functions, which fill the very same rings, so the data
+ * Posting work requests, and the doorbell. User space posts into the
+ * mapped rings itself and rings the doorbell (a post_send or post_recv
+ * without work requests), which starts the TX engine (siwx_tx.c), or
+ * flushes in ERROR (siwx_comp.c). Kernel ULPs post through these
+ * functions, which fill the very same rings (siwx_ring.h), so the data
  * path does not know who posted.
  *
  * Kernel-only operations travel in the SQE fields the user operations
@@ -149,6 +150,36 @@ static int siwx_ksqe_fill(struct siwx_qp *qp, struct siwx_sqe *sqe,
 	return 0;
 }
 
+/*
+ * The doorbells (a post_send or post_recv without WRs): start the TX
+ * engine, or, in ERROR with no connection left, flush what was posted.
+ * @in_syscall: a user's send doorbell, which may run the engine itself
+ * (kernel ULPs post from any context).
+ */
+void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall)
+{
+	struct siwx_conn *conn = NULL;
+	bool flush = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dp_active) {
+		conn = qp->conn;
+		if (in_syscall)
+			siwx_conn_get(conn);
+		else
+			siwx_tx_kick(conn);
+	} else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn) {
+		flush = true;	/* else the closing connection flushes */
+	}
+	spin_unlock_bh(&qp->sq_lock);
+	if (conn && in_syscall) {
+		siwx_tx_doorbell(qp, conn);
+		siwx_conn_put(conn);
+	}
+	if (flush)
+		siwx_qp_flush_final(qp);
+}
+
 /* Sends need a connected QP, or one in ERROR (they are flushed). */
 static bool siwx_qp_takes_sends(struct siwx_qp *qp)
 {
@@ -180,7 +211,7 @@ int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_lock_irqsave(&qp->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		struct siwx_sqe *sqe = &qp->sqe[qp->sq_prod & (qp->sq.num - 1)];
+		struct siwx_sqe *sqe = siwx_sq_slot(qp, qp->sq_prod);
 
 		if (siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID)) {
 			rv = -ENOMEM;
@@ -189,8 +220,7 @@ int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		rv = siwx_ksqe_fill(qp, sqe, wr);
 		if (rv)
 			break;
-		/* The SQE's contents before its VALID flag (abi.h) */
-		smp_store_release(&sqe->flags, sqe->flags | SIWX_WQE_VALID);
+		siwx_elem_publish(&sqe->flags, sqe->flags | SIWX_WQE_VALID);
 		qp->sq_prod++;
 	}
 	spin_unlock_irqrestore(&qp->post_lock, flags);
@@ -200,11 +230,10 @@ int siwx_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return rv;
 }
 
-/* Post @wr into an RQ or SRQ ring at *@prod; caller holds the lock. */
-static int siwx_krqe_post(struct siwx_rqe *ring, u32 num, u32 *prod,
-			  u32 max_sge, const struct ib_recv_wr *wr)
+/* Post @wr into the RQ or SRQ slot @rqe; caller holds the lock. */
+static int siwx_krqe_post(struct siwx_rqe *rqe, u32 *prod, u32 max_sge,
+			  const struct ib_recv_wr *wr)
 {
-	struct siwx_rqe *rqe = &ring[*prod & (num - 1)];
 	int i;
 
 	if (siwx_elem_valid(&rqe->flags, SIWX_WQE_VALID))
@@ -219,8 +248,7 @@ static int siwx_krqe_post(struct siwx_rqe *ring, u32 num, u32 *prod,
 		rqe->sge[i].lkey = wr->sg_list[i].lkey;
 	}
 	rqe->num_sge = wr->num_sge;
-	/* The RQE's contents before its VALID flag (abi.h) */
-	smp_store_release(&rqe->flags, SIWX_WQE_VALID);
+	siwx_elem_publish(&rqe->flags, SIWX_WQE_VALID);
 	(*prod)++;
 	return 0;
 }
@@ -242,8 +270,8 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	spin_lock_irqsave(&qp->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		rv = siwx_krqe_post(qp->rqe, qp->rq.num, &qp->rq_prod,
-				    qp->max_recv_sge, wr);
+		rv = siwx_krqe_post(siwx_rq_slot(qp, qp->rq_prod),
+				    &qp->rq_prod, qp->max_recv_sge, wr);
 		if (rv)
 			break;
 	}
@@ -271,7 +299,7 @@ int siwx_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	}
 	spin_lock_irqsave(&srq->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		rv = siwx_krqe_post(srq->rqe, srq->ring.num, &srq->prod,
+		rv = siwx_krqe_post(siwx_srq_slot(srq, srq->prod), &srq->prod,
 				    srq->max_sge, wr);
 		if (rv)
 			break;

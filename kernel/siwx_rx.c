@@ -86,7 +86,7 @@ static bool siwx_srq_below_limit(struct siwx_srq *srq)
 {
 	struct siwx_rqe *e;
 
-	e = &srq->rqe[(srq->cons + srq->limit - 1) & (srq->ring.num - 1)];
+	e = siwx_srq_slot(srq, srq->cons + srq->limit - 1);
 	return !siwx_elem_valid(&e->flags, SIWX_WQE_VALID);
 }
 
@@ -113,7 +113,7 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 		bool low = false;
 
 		spin_lock_irqsave(&srq->lock, flags);
-		slot = &srq->rqe[srq->cons & (srq->ring.num - 1)];
+		slot = siwx_srq_slot(srq, srq->cons);
 		if (siwx_elem_valid(&slot->flags, SIWX_WQE_VALID)) {
 			memcpy(out, slot, sizeof(*out));
 			siwx_elem_release(&slot->flags);
@@ -129,7 +129,7 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 		return got;
 	}
 	spin_lock_bh(&qp->rq_lock);
-	slot = &qp->rqe[qp->rq_pos & (qp->rq.num - 1)];
+	slot = siwx_rq_slot(qp, qp->rq_pos);
 	if (siwx_elem_valid(&slot->flags, SIWX_WQE_VALID)) {
 		memcpy(out, slot, sizeof(*out));
 		siwx_elem_release(&slot->flags);

@@ -24,6 +24,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include <siwx/proto/crc32c.h>
+#include <siwx/sqe_op.h>
 
 #include "siwx_conn.h"
 
@@ -276,7 +277,7 @@ void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes)
 	struct siwx_sq_shadow *sh;
 
 	spin_lock_bh(&qp->sq_lock);
-	sh = &qp->sq_shadow[pos & (qp->sq.num - 1)];
+	sh = siwx_sq_shadow_at(qp, pos);
 	sh->status = status;
 	sh->bytes = bytes;
 	sh->done = true;
@@ -406,8 +407,7 @@ static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
 		return -EINVAL;
 	if (siwx_tx_check_sink(conn, &sqe->sge[0]))
 		return -EACCES;
-	if (sqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
-	    sqe->opcode == IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+	if (siwx_sqe_atomic_op(sqe->opcode) == SIWX_SQE_FETCH_ADD)
 		siwx_atomic_req_fetch_add(&r, id, sqe->rkey, sqe->raddr,
 					  sqe->add_swap, sqe->add_swap_mask);
 	else
@@ -457,19 +457,15 @@ static int siwx_tx_local_inv(struct siwx_conn *conn, u32 pos)
 	return 0;
 }
 
-static bool siwx_op_uses_orq(u8 opcode)
+/* A local error: the WR fails (and the QP goes to ERROR) */
+static int siwx_tx_sqe_failed(struct siwx_conn *conn, u32 pos, int rv)
 {
-	switch (opcode) {
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return true;
-	default:
-		return false;
-	}
+	if (rv == -EACCES || rv == -EINVAL || rv == -EOPNOTSUPP)
+		siwx_sq_mark_done(conn->qp, pos,
+				  rv == -EACCES ? SIWX_WC_LOC_PROT_ERR :
+				  rv == -EINVAL ? SIWX_WC_LOC_LEN_ERR :
+						  SIWX_WC_LOC_QP_OP_ERR, 0);
+	return rv;
 }
 
 static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
@@ -508,32 +504,20 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 	case IB_WR_REG_MR:
 		rv = siwx_tx_reg_mr(conn, pos);
 		break;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		rv = siwx_tx_atomic(conn, pos);
-		break;
 	default:
-		/* BIND_MW (no memory windows), TSO, ... */
-		rv = -EOPNOTSUPP;
+		if (siwx_sqe_atomic_op(sqe->opcode) != SIWX_SQE_NOT_ATOMIC)
+			rv = siwx_tx_atomic(conn, pos);
+		else	/* BIND_MW (no memory windows), TSO, ... */
+			rv = -EOPNOTSUPP;
 		break;
 	}
-	if (rv == -EACCES || rv == -EINVAL || rv == -EOPNOTSUPP) {
-		/* A local error: the WR fails, the QP goes to ERROR */
-		siwx_sq_mark_done(conn->qp, pos,
-				  rv == -EACCES ? SIWX_WC_LOC_PROT_ERR :
-				  rv == -EINVAL ? SIWX_WC_LOC_LEN_ERR :
-						  SIWX_WC_LOC_QP_OP_ERR, 0);
-	}
-	return rv;
+	return siwx_tx_sqe_failed(conn, pos, rv);
 }
 
 /* Take the next SQE, if any and if it may go now. */
 static int siwx_tx_sq(struct siwx_conn *conn)
 {
 	struct siwx_qp *qp = conn->qp;
-	u32 mask = qp->sq.num - 1;
 	struct siwx_sq_shadow *sh;
 	struct siwx_sqe *sqe;
 	bool stall = false;
@@ -551,7 +535,7 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 		spin_unlock_bh(&qp->sq_lock);
 		return SIWX_TX_FULL;
 	}
-	sqe = &qp->sqe[pos & mask];
+	sqe = siwx_sq_slot(qp, pos);
 	if (!(siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID))) {
 		spin_unlock_bh(&qp->sq_lock);
 		return SIWX_TX_IDLE;
@@ -560,7 +544,8 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 	spin_unlock_bh(&qp->sq_lock);
 
 	spin_lock_bh(&conn->rdq_lock);
-	if (siwx_op_uses_orq(conn->sqe.opcode) && siwx_rdq_full(&conn->orq))
+	if (siwx_sqe_op_awaits_response(conn->sqe.opcode) &&
+	    siwx_rdq_full(&conn->orq))
 		stall = true;
 	/*
 	 * Fenced WRs, and invalidations, which must not pull an MR from
@@ -575,7 +560,7 @@ static int siwx_tx_sq(struct siwx_conn *conn)
 		return SIWX_TX_STALL;
 
 	spin_lock_bh(&qp->sq_lock);
-	sh = &qp->sq_shadow[pos & mask];
+	sh = siwx_sq_shadow_at(qp, pos);
 	sh->id = conn->sqe.id;
 	sh->opcode = siwx_wr_to_wc_opcode(conn->sqe.opcode);
 	sh->status = SIWX_WC_SUCCESS;
@@ -726,7 +711,7 @@ static int siwx_tx_rtr(struct siwx_conn *conn)
 static bool siwx_tx_sq_waiting(struct siwx_qp *qp)
 {
 	u32 pos = READ_ONCE(qp->sq_tx);
-	struct siwx_sqe *sqe = &qp->sqe[pos & (qp->sq.num - 1)];
+	struct siwx_sqe *sqe = siwx_sq_slot(qp, pos);
 
 	if (pos - READ_ONCE(qp->sq_done) >= qp->sq.num)
 		return false;
@@ -812,7 +797,7 @@ void siwx_tx_rtr_grace(struct work_struct *work)
 static bool siwx_tx_inline_ok(struct siwx_conn *conn, u32 *budget)
 {
 	struct siwx_qp *qp = conn->qp;
-	struct siwx_sqe *sqe = &qp->sqe[qp->sq_tx & (qp->sq.num - 1)];
+	struct siwx_sqe *sqe = siwx_sq_slot(qp, qp->sq_tx);
 	u32 i, n = READ_ONCE(sqe->num_sge);
 	u64 len = 0;
 

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <siwx/sqe_op.h>
+
 #include "wqe.h"
 
 /* The kernel sees ib_uverbs_wr_opcode values; verbs' names are the same. */
@@ -205,26 +207,13 @@ static bool op_takes_inline(uint8_t opcode)
 	}
 }
 
-static bool sqe_is_atomic(const struct siwx_sqe *sqe)
-{
-	switch (sqe->opcode) {
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		return true;
-	default:
-		return false;
-	}
-}
-
 int siwx_sqe_check(const struct siwx_sqe *sqe)
 {
 	bool is_inline = sqe->flags & SIWX_WQE_INLINE;
 
 	if (is_inline && !op_takes_inline(sqe->opcode))
 		return EINVAL;	/* Read, atomics, Local Invalidate */
-	if (sqe_is_atomic(sqe)) {
+	if (siwx_sqe_atomic_op(sqe->opcode) != SIWX_SQE_NOT_ATOMIC) {
 		/* RFC 7306 atomics operate on one aligned 64-bit word; the
 		 * single SGE receives the original remote value.
 		 */

@@ -8,6 +8,7 @@
 
 extern "C" {
 #include <siwx/abi.h>
+#include <siwx/sqe_op.h>
 }
 
 namespace {
@@ -81,6 +82,23 @@ TEST(Abi, WrOpcodesAreLibibverbsValues) {
     EXPECT_EQ(IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD);
     EXPECT_EQ(IB_UVERBS_WR_LOCAL_INV, IBV_WR_LOCAL_INV);
     EXPECT_EQ(IB_UVERBS_WR_SEND_WITH_INV, IBV_WR_SEND_WITH_INV);
+}
+
+// The one opcode map the provider's checks and the kernel's TX engine
+// share: the four verbs atomics and nothing else are RFC 7306 atomics,
+// and exactly Reads and atomics take an ORQ entry.
+TEST(SqeOp, AtomicsAndResponsesByOpcode) {
+    for (unsigned op = 0; op < 256; op++) {
+        SCOPED_TRACE(op);
+        enum siwx_sqe_atomic want = SIWX_SQE_NOT_ATOMIC;
+        if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IB_UVERBS_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+            want = SIWX_SQE_FETCH_ADD;
+        if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IB_UVERBS_WR_MASKED_ATOMIC_CMP_AND_SWP)
+            want = SIWX_SQE_CMP_SWAP;
+        EXPECT_EQ(want, siwx_sqe_atomic_op(op));
+        const bool read = op == IBV_WR_RDMA_READ || op == IB_UVERBS_WR_RDMA_READ_WITH_INV;
+        EXPECT_EQ(read || want != SIWX_SQE_NOT_ATOMIC, siwx_sqe_op_awaits_response(op) != 0);
+    }
 }
 
 }  // namespace
