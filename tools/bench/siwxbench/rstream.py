@@ -38,7 +38,8 @@ def add_patched(overlay, build):
     """Put the patched librdmacm of the guests' rdma-core release into
     @overlay/rsockets (built once: tests/vm/lib/common.sh build_rsockets).
     Returns (True, "") or (False, why not)."""
-    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # This file is <top>/tools/bench/siwxbench/rstream.py.
+    top = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     env = dict(os.environ, SIWX_BUILD_DIR=build)
     r = subprocess.run(["bash", "-c", '. "$1/tests/vm/lib/common.sh" && build_rsockets', "-", top],
                        capture_output=True, text=True, env=env)
