@@ -28,9 +28,7 @@
 // <median_us|msgs_per_s>,<mean_us|MB_per_s>,<p99_us|0>".
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
-#include <netdb.h>
 #include <poll.h>
-#include <rdma/rdma_cma.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,12 +42,16 @@
 #include <string>
 #include <vector>
 
+extern "C" {
+#include "tp_common.h"  // rdma_cm setup, shared with tests/progs
+}
+
 namespace {
 
 struct Options {
     bool server = false;
     std::string addr;
-    std::string port = "18520";
+    uint16_t port = 18520;
     std::string mode = "lat";
     std::string op = "imm";
     uint32_t bytes = 8;
@@ -93,41 +95,37 @@ struct PeerInfo {
     uint32_t bytes;
 };
 
+// One CQ for sends and receives (with the channel under -e), on the PD
+// that the connection's device got.
+tp_qp_opts QpOpts(uint32_t depth, bool events) {
+    tp_qp_opts q{};
+    q.max_send_wr = 2 * depth + 1;  // write-send: two WRs a message
+    q.max_recv_wr = depth + 1;
+    q.max_sge = 1;
+    q.recv_channel = events;
+    q.one_cq = true;
+    q.rd_atomic = 1;
+    return q;
+}
+
+// A connection set up to its QP (tp_setup_qp), with its buffer and the
+// receives the peer's first messages need, posted before connecting.
 class Endpoint {
   public:
-    Endpoint(rdma_cm_id* id, uint32_t bytes, uint32_t depth, bool events, int stall_s)
-        : id_(id), depth_(depth), stall_s_(stall_s) {
-        pd_ = ibv_alloc_pd(id->verbs);
-        Check(pd_, "ibv_alloc_pd");
-        if (events) {
-            channel_ = ibv_create_comp_channel(id->verbs);
-            Check(channel_, "ibv_create_comp_channel");
-        }
-        cq_ = ibv_create_cq(id->verbs, int(2 * depth + 2), nullptr, channel_, 0);
-        Check(cq_, "ibv_create_cq");
-        ibv_qp_init_attr attr{};
-        attr.send_cq = cq_;
-        attr.recv_cq = cq_;
-        attr.qp_type = IBV_QPT_RC;
-        attr.cap.max_send_wr = 2 * depth + 1;  // write-send: two WRs a message
-        attr.cap.max_recv_wr = depth + 1;
-        attr.cap.max_send_sge = 1;
-        attr.cap.max_recv_sge = 1;
-        Check(rdma_create_qp(id, pd_, &attr) == 0, "rdma_create_qp");
+    Endpoint(tp_conn* c, uint32_t bytes, uint32_t depth, int stall_s)
+        : c_(c), stall_s_(stall_s), cq_(c->scq), channel_(c->rch) {
         buf_.assign(std::max<uint32_t>(bytes, 8), 0x5a);
-        mr_ = ibv_reg_mr(pd_, buf_.data(), buf_.size(),
+        mr_ = ibv_reg_mr(c->pd, buf_.data(), buf_.size(),
                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
         Check(mr_, "ibv_reg_mr");
         for (uint32_t i = 0; i < depth; ++i) PostRecv();
     }
 
     ~Endpoint() {
-        rdma_disconnect(id_);
-        rdma_destroy_qp(id_);
+        ibv_pd* pd = c_->pd;
+        tp_close(c_, 2000);
         ibv_dereg_mr(mr_);
-        ibv_destroy_cq(cq_);
-        if (channel_) ibv_destroy_comp_channel(channel_);
-        ibv_dealloc_pd(pd_);
+        ibv_dealloc_pd(pd);
     }
 
     void set_stall_seconds(int s) { stall_s_ = s; }
@@ -143,7 +141,7 @@ class Endpoint {
         ibv_recv_wr* bad;
         wr.sg_list = &sge;
         wr.num_sge = 1;
-        CheckPost(ibv_post_recv(id_->qp, &wr, &bad), "ibv_post_recv");
+        CheckPost(ibv_post_recv(c_->qp, &wr, &bad), "ibv_post_recv");
     }
 
     // One message of @op (imm: write-with-imm; write-send: write + send;
@@ -162,7 +160,7 @@ class Endpoint {
             wr.opcode = op == "imm" ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
             wr.imm_data = htonl(seq);
             wr.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-            CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
+            CheckPost(ibv_post_send(c_->qp, &wr, &bad), "ibv_post_send");
             return;
         }
         ibv_send_wr send{};
@@ -171,7 +169,7 @@ class Endpoint {
         send.wr_id = seq;
         send.opcode = IBV_WR_SEND;
         send.send_flags = signal ? IBV_SEND_SIGNALED : 0;
-        CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
+        CheckPost(ibv_post_send(c_->qp, &wr, &bad), "ibv_post_send");
     }
 
     // A zero-length Send: a credit or an answer that is not measured.
@@ -180,7 +178,7 @@ class Endpoint {
         ibv_send_wr* bad;
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
-        CheckPost(ibv_post_send(id_->qp, &wr, &bad), "ibv_post_send");
+        CheckPost(ibv_post_send(c_->qp, &wr, &bad), "ibv_post_send");
         DrainSends(1);
     }
 
@@ -260,27 +258,13 @@ class Endpoint {
     uint64_t idle_polls_ = 0;
     std::chrono::steady_clock::time_point idle_since_;
 
-    rdma_cm_id* id_;
-    uint32_t depth_;
+    tp_conn* c_;
     int stall_s_;
-    ibv_pd* pd_ = nullptr;
-    ibv_comp_channel* channel_ = nullptr;
-    ibv_cq* cq_ = nullptr;
+    ibv_cq* cq_;
+    ibv_comp_channel* channel_;
     ibv_mr* mr_ = nullptr;
     std::vector<uint8_t> buf_;
 };
-
-// The next connection event, which must be @type; @stall_s as -t (the
-// server's wait for its client passes 0).
-rdma_cm_event* Expect(rdma_event_channel* ch, rdma_cm_event_type type, int stall_s) {
-    rdma_cm_event* ev;
-    if (!WaitReadable(ch->fd, stall_s))
-        Die(std::string("no ") + rdma_event_str(type) + " for " + std::to_string(stall_s) + " s");
-    Check(rdma_get_cm_event(ch, &ev) == 0, "rdma_get_cm_event");
-    if (ev->event != type)
-        Die(std::string("expected ") + rdma_event_str(type) + ", got " + rdma_event_str(ev->event));
-    return ev;
-}
 
 double Micros(std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
@@ -378,7 +362,7 @@ Options Parse(int argc, char** argv) {
                 o.addr = optarg;
                 break;
             case 'p':
-                o.port = optarg;
+                o.port = uint16_t(tp_parse_u64(optarg, "-p", 1, 65535));
                 break;
             case 'm':
                 o.mode = optarg;
@@ -417,87 +401,95 @@ Options Parse(int argc, char** argv) {
     return o;
 }
 
+// The connection's private data, as tp_common's big-endian words: the
+// client says what to run, the server answers with its buffer.
+constexpr uint64_t kMagic = 0x7369777869626e63;  // "siwxibnc"
+constexpr size_t kHelloWords = 5, kReplyWords = 3;
+const char* const kModes[] = {"lat", "rate", "bw"};
+
+template <size_t N>
+uint32_t IndexOf(const char* const (&names)[N], const std::string& name) {
+    return uint32_t(std::find(std::begin(names), std::end(names), name) - names);
+}
+
+// Server: the client's request decides mode, operation and sizes.
+std::unique_ptr<Endpoint> Serve(tp_conn* c, rdma_event_channel* ec, rdma_cm_id* listen, Options& o,
+                                PeerInfo& peer, int wait_ms) {
+    uint64_t w[kHelloWords];
+    // No limit on the wait for the client: the driver starts it later.
+    if (!tp_take_request(ec, listen, c, kMagic, w, kHelloWords, -1)) Die("no connect request");
+    peer = {w[1], uint32_t(w[2] >> 32), uint32_t(w[2])};
+    uint32_t mode = uint32_t(w[4] >> 16), op = uint32_t(w[4] >> 8) & 0xff;
+    if (mode >= std::size(kModes) || op >= std::size(kOps))
+        Die("the client asks for an unknown mode or operation");
+    o.bytes = peer.bytes;
+    o.iters = uint32_t(w[3] >> 32);
+    o.window = uint32_t(w[3]);
+    o.mode = kModes[mode];
+    o.op = kOps[op];
+    o.events = w[4] & 1;
+    uint32_t depth = o.window + 1;
+    tp_qp_opts q = QpOpts(depth, o.events);
+    if (!tp_setup_qp(c, &q)) Die("QP setup failed");
+    auto ep = std::make_unique<Endpoint>(c, o.bytes, depth, o.stall_s);
+    PeerInfo mine = ep->Info();
+    uint64_t reply[kReplyWords] = {kMagic, mine.addr, uint64_t(mine.rkey) << 32};
+    uint8_t pdata[sizeof(reply)];
+    tp_pdata_put(pdata, reply, kReplyWords);
+    if (!tp_accept(c, pdata, sizeof(pdata), 1, wait_ms)) Die("accept failed");
+    return ep;
+}
+
+// Client: resolve, set up on the resolved device, then connect.
+std::unique_ptr<Endpoint> Connect(tp_conn* c, rdma_event_channel* ec, const Options& o,
+                                  PeerInfo& peer, int wait_ms) {
+    if (!tp_resolve(c, ec, o.addr.c_str(), o.port, wait_ms)) Die("cannot reach " + o.addr);
+    c->pd = ibv_alloc_pd(c->id->verbs);
+    Check(c->pd, "ibv_alloc_pd");
+    uint32_t depth = o.window + 1;
+    tp_qp_opts q = QpOpts(depth, o.events);
+    if (!tp_setup_qp(c, &q)) Die("QP setup failed");
+    auto ep = std::make_unique<Endpoint>(c, o.bytes, depth, o.stall_s);
+    PeerInfo mine = ep->Info();
+    uint64_t hello[kHelloWords] = {
+        kMagic, mine.addr, uint64_t(mine.rkey) << 32 | o.bytes, uint64_t(o.iters) << 32 | o.window,
+        uint64_t(IndexOf(kModes, o.mode)) << 16 | IndexOf(kOps, o.op) << 8 | o.events};
+    uint8_t pdata[sizeof(hello)];
+    tp_pdata_put(pdata, hello, kHelloWords);
+    if (!tp_connect_qp(c, pdata, sizeof(pdata), wait_ms)) Die("connect failed");
+    uint64_t w[kReplyWords];
+    if (!tp_pdata_get(c->peer_pdata, c->peer_pdata_len, w, kReplyWords) || w[0] != kMagic)
+        Die("the server's accept carries no siwx-imm-bench private data");
+    peer = {w[1], uint32_t(w[2] >> 32), o.bytes};
+    return ep;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    tp_prog = "siwx-imm-bench";
     Options o = Parse(argc, argv);
-    rdma_event_channel* ch = rdma_create_event_channel();
-    Check(ch, "rdma_create_event_channel");
-    rdma_cm_id* id;
-    Check(rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) == 0, "rdma_create_id");
-    addrinfo hints{}, *ai;
-    hints.ai_family = AF_INET;
-    hints.ai_flags = o.server ? AI_PASSIVE : 0;
-    if (getaddrinfo(o.server ? nullptr : o.addr.c_str(), o.port.c_str(), &hints, &ai))
-        Die("cannot resolve " + o.addr);
-    rdma_cm_event* ev;
-    rdma_cm_id* conn = id;
-    // The client tells the server what to run in the private data.
-    struct Hello {
-        PeerInfo info;
-        uint32_t iters, window, mode, op, events;
-    } mine{}, theirs{};
-    const char* const modes[] = {"lat", "rate", "bw"};
-    rdma_conn_param param{};
-    param.responder_resources = 1;
-    param.initiator_depth = 1;
-    param.retry_count = 7;
+    // -t: each connection step's limit too (0: none)
+    int wait_ms = o.stall_s ? o.stall_s * 1000 : -1;
+    tp_conn c{};
+    PeerInfo peer{};
     std::unique_ptr<Endpoint> ep;
-    uint32_t depth = o.window + 1;
+    rdma_event_channel* ec = tp_channel();
+    rdma_cm_id* listen = nullptr;
     if (o.server) {
-        Check(rdma_bind_addr(id, ai->ai_addr) == 0, "rdma_bind_addr");
-        Check(rdma_listen(id, 1) == 0, "rdma_listen");
-        ev = Expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
-        conn = ev->id;
-        if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
-        std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
-        rdma_ack_cm_event(ev);
-        o.bytes = theirs.info.bytes;
-        o.iters = theirs.iters;
-        o.window = theirs.window;
-        if (theirs.mode >= std::size(modes) || theirs.op >= std::size(kOps))
-            Die("the client asks for an unknown mode or operation");
-        o.mode = modes[theirs.mode];
-        o.op = kOps[theirs.op];
-        o.events = theirs.events;
-        depth = o.window + 1;
-        ep.reset(new Endpoint(conn, o.bytes, depth, o.events, o.stall_s));
-        mine.info = ep->Info();
-        param.private_data = &mine;
-        param.private_data_len = sizeof(mine);
-        Check(rdma_accept(conn, &param) == 0, "rdma_accept");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.stall_s));
+        listen = tp_listen(ec, o.port);
+        ep = Serve(&c, ec, listen, o, peer, wait_ms);
     } else {
-        Check(rdma_resolve_addr(id, nullptr, ai->ai_addr, 2000) == 0, "rdma_resolve_addr");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o.stall_s));
-        Check(rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route");
-        rdma_ack_cm_event(Expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o.stall_s));
-        ep.reset(new Endpoint(id, o.bytes, depth, o.events, o.stall_s));
-        mine.info = ep->Info();
-        mine.info.bytes = o.bytes;
-        mine.iters = o.iters;
-        mine.window = o.window;
-        mine.mode = uint32_t(std::find(std::begin(modes), std::end(modes), o.mode) - modes);
-        mine.op = uint32_t(std::find(std::begin(kOps), std::end(kOps), o.op) - kOps);
-        mine.events = o.events;
-        param.private_data = &mine;
-        param.private_data_len = sizeof(mine);
-        Check(rdma_connect(id, &param) == 0, "rdma_connect");
-        ev = Expect(ch, RDMA_CM_EVENT_ESTABLISHED, o.stall_s);
-        if (ev->param.conn.private_data_len < sizeof(theirs)) Die("short private data");
-        std::memcpy(&theirs, ev->param.conn.private_data, sizeof(theirs));
-        rdma_ack_cm_event(ev);
+        ep = Connect(&c, ec, o, peer, wait_ms);
     }
-    freeaddrinfo(ai);
     if (o.mode == "lat")
-        RunLatency(*ep, theirs.info, o, !o.server);
+        RunLatency(*ep, peer, o, !o.server);
     else if (o.mode == "rate")
-        RunRate(*ep, theirs.info, o, !o.server);
+        RunRate(*ep, peer, o, !o.server);
     else
-        RunBandwidth(*ep, theirs.info, o, !o.server);
+        RunBandwidth(*ep, peer, o, !o.server);
     ep.reset();
-    if (conn != id) rdma_destroy_id(conn);
-    rdma_destroy_id(id);
-    rdma_destroy_event_channel(ch);
+    if (listen) rdma_destroy_id(listen);
+    rdma_destroy_event_channel(ec);
     return 0;
 }

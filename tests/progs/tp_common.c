@@ -514,8 +514,17 @@ bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o)
 			return false;
 		}
 	}
-	c->scq = ibv_create_cq(ctx, (int)o->max_send_wr + 1, NULL, NULL, 0);
-	c->rcq = ibv_create_cq(ctx, (int)o->max_recv_wr + 1, NULL, c->rch, 0);
+	if (o->one_cq) {
+		c->scq = ibv_create_cq(ctx,
+				       (int)(o->max_send_wr + o->max_recv_wr) + 1,
+				       NULL, c->rch, 0);
+		c->rcq = c->scq;
+	} else {
+		c->scq = ibv_create_cq(ctx, (int)o->max_send_wr + 1, NULL, NULL,
+				       0);
+		c->rcq = ibv_create_cq(ctx, (int)o->max_recv_wr + 1, NULL,
+				       c->rch, 0);
+	}
 	if (!c->scq || !c->rcq) {
 		tp_fail("ibv_create_cq: %s", strerror(errno));
 		return false;
@@ -622,21 +631,49 @@ static bool resolve(struct tp_conn *c, const char *host, uint16_t port,
 	return true;
 }
 
-bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
-		const char *host, uint16_t port, struct ibv_pd **pd,
-		const struct tp_qp_opts *o, const void *pdata, size_t len,
-		int timeout_ms)
+bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
+		const char *host, uint16_t port, int timeout_ms)
 {
-	struct rdma_conn_param p = { 0 };
-	struct rdma_cm_event *ev;
-
 	memset(c, 0, sizeof(*c));
 	c->ec = ec;
 	if (rdma_create_id(ec, &c->id, c, RDMA_PS_TCP)) {
 		tp_fail("rdma_create_id: %s", strerror(errno));
 		return false;
 	}
-	if (!resolve(c, host, port, timeout_ms))
+	return resolve(c, host, port, timeout_ms);
+}
+
+bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
+		   int timeout_ms)
+{
+	struct rdma_conn_param p = { 0 };
+	struct rdma_cm_event *ev;
+
+	p.private_data = pdata;
+	p.private_data_len = (uint8_t)len;
+	p.initiator_depth = c->rd_atomic;
+	p.responder_resources = c->rd_atomic;
+	p.retry_count = 7;
+	p.rnr_retry_count = 7;
+	if (rdma_connect(c->id, &p)) {
+		tp_fail("rdma_connect: %s", strerror(errno));
+		return false;
+	}
+	ev = tp_expect_event(c->ec, c->id, RDMA_CM_EVENT_ESTABLISHED,
+			     timeout_ms);
+	if (!ev)
+		return false;
+	save_pdata(c, &ev->param.conn);
+	rdma_ack_cm_event(ev);
+	return true;
+}
+
+bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
+		const char *host, uint16_t port, struct ibv_pd **pd,
+		const struct tp_qp_opts *o, const void *pdata, size_t len,
+		int timeout_ms)
+{
+	if (!tp_resolve(c, ec, host, port, timeout_ms))
 		return false;
 	if (!*pd) {
 		*pd = ibv_alloc_pd(c->id->verbs);
@@ -657,23 +694,7 @@ bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 		tp_fail("posting the receive before connecting failed");
 		return false;
 	}
-	p.private_data = pdata;
-	p.private_data_len = (uint8_t)len;
-	p.initiator_depth = c->rd_atomic;
-	p.responder_resources = c->rd_atomic;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	if (rdma_connect(c->id, &p)) {
-		tp_fail("rdma_connect: %s", strerror(errno));
-		return false;
-	}
-	ev = tp_expect_event(ec, c->id, RDMA_CM_EVENT_ESTABLISHED,
-			     timeout_ms);
-	if (!ev)
-		return false;
-	save_pdata(c, &ev->param.conn);
-	rdma_ack_cm_event(ev);
-	return true;
+	return tp_connect_qp(c, pdata, len, timeout_ms);
 }
 
 void tp_destroy(struct tp_conn *c)
@@ -682,7 +703,7 @@ void tp_destroy(struct tp_conn *c)
 		rdma_destroy_qp(c->id);
 	if (c->scq)
 		ibv_destroy_cq(c->scq);
-	if (c->rcq)
+	if (c->rcq && c->rcq != c->scq)
 		ibv_destroy_cq(c->rcq);
 	if (c->rch)
 		ibv_destroy_comp_channel(c->rch);

@@ -110,6 +110,11 @@ struct tp_qp_opts {
 	uint32_t max_sge;
 	uint64_t send_ops_flags;	/* 0: classic API, else ibv_qp_ex */
 	bool recv_channel;		/* completion channel on the recv CQ */
+	/*
+	 * Sends and receives complete on one CQ (scq == rcq), which then
+	 * carries the channel: a program that waits for either kind.
+	 */
+	bool one_cq;
 	uint8_t rd_atomic;		/* wanted IRD/ORD (0: none) */
 	/*
 	 * A receive to post before connecting (addr NULL: none). On iWARP
@@ -187,12 +192,20 @@ bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
  * Client: resolve @host:@port, use/alloc *pd (allocated on the device the
  * route resolves to when *pd is NULL), make the QP, connect with @pdata
  * and wait for ESTABLISHED; the accept's private data lands in
- * c->peer_pdata.
+ * c->peer_pdata. The same in steps, for a client that registers memory
+ * on the resolved device before it connects: tp_resolve(), c->pd,
+ * tp_setup_qp(), tp_connect_qp().
  */
 bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 		const char *host, uint16_t port, struct ibv_pd **pd,
 		const struct tp_qp_opts *o, const void *pdata, size_t len,
 		int timeout_ms);
+/* A new id on @ec, resolved to @host:@port (c->id->verbs: its device). */
+bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
+		const char *host, uint16_t port, int timeout_ms);
+/* Connect the QP of a resolved @c with @pdata; wait for ESTABLISHED. */
+bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
+		   int timeout_ms);
 /* Disconnect, wait (briefly) for DISCONNECTED, destroy everything. */
 void tp_close(struct tp_conn *c, int timeout_ms);
 /*
