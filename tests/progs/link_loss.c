@@ -13,8 +13,15 @@
  * DISCONNECTED arrived, the QP is in ERROR, and a Write posted after that
  * is refused or completes with a flush error.
  *
- *   siwx-link-loss -s [-w N] [-p PORT] [-t SEC] [-v]
- *   siwx-link-loss -c HOST [-w N] [-p PORT] [-t SEC] [-v]
+ * With -R the side's own device goes away instead (the scenario: rdma
+ * link delete while the Writes stream). That side requires
+ * RDMA_CM_EVENT_DEVICE_REMOVAL and IBV_EVENT_DEVICE_FATAL, and that
+ * tearing down its objects returns; its outstanding WRs are gone with
+ * the device (no verbs device completes WRs after DEVICE_FATAL). The
+ * other side runs without -R and requires what a lost connection gives.
+ *
+ *   siwx-link-loss -s [-R] [-w N] [-p PORT] [-t SEC] [-v]
+ *   siwx-link-loss -c HOST [-R] [-w N] [-p PORT] [-t SEC] [-v]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,25 +39,31 @@
 struct opts {
 	struct tp_role r;
 	uint32_t window;	/* Writes in flight */
+	bool removal;		/* -R: our device is removed */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: siwx-link-loss -s [-w N] [-p PORT] [-t SEC] [-v]\n"
-"       siwx-link-loss -c HOST [-w N] [-p PORT] [-t SEC] [-v]\n"
+"usage: siwx-link-loss -s [-R] [-w N] [-p PORT] [-t SEC] [-v]\n"
+"       siwx-link-loss -c HOST [-R] [-w N] [-p PORT] [-t SEC] [-v]\n"
 "  -s | -c HOST  server or client; both stream RDMA Writes to the other\n"
+"  -R            this side's device is removed (rdma link delete): expect\n"
+"                DEVICE_REMOVAL and DEVICE_FATAL instead of a lost link\n"
 "  -w N          Writes in flight (default 8)\n"
 "  -p PORT       rdma_cm port (default 18524)\n"
 "  -t SEC        how long the connection may take to end (default 120)\n"
 "Exit 0 when the connection ended with every Write completed (success\n"
-"or flush), DISCONNECTED reported and the QP in ERROR.\n");
+"or flush), DISCONNECTED reported and the QP in ERROR; with -R, when\n"
+"both removal events came and the teardown returned.\n");
 }
 
 struct stream {
 	uint64_t posted, ok, flushed, failed;
 	bool refused;		/* a post was refused: the QP is in ERROR */
 	bool disconnected;
+	bool removed;		/* RDMA_CM_EVENT_DEVICE_REMOVAL */
+	bool fatal;		/* IBV_EVENT_DEVICE_FATAL */
 };
 
 static void nonblocking(int fd)
@@ -95,18 +108,25 @@ static void cm_events(struct tp_conn *c, struct stream *s, const char *who)
 		       (unsigned long long)s->ok);
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			s->disconnected = true;
+		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			s->removed = true;
 		rdma_ack_cm_event(ev);
 	}
 }
 
-/* Asynchronous events are reported, not required: siwx raises none. */
-static void async_events(struct tp_conn *c, const char *who)
+/*
+ * Asynchronous events are reported; a lost connection raises none in
+ * siwx, a removed device DEVICE_FATAL (ib_uverbs sends it).
+ */
+static void async_events(struct tp_conn *c, struct stream *s, const char *who)
 {
 	struct ibv_async_event ev;
 
 	while (!ibv_get_async_event(c->id->verbs, &ev)) {
 		tp_log("%s: asynchronous event %s", who,
 		       ibv_event_type_str(ev.event_type));
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+			s->fatal = true;
 		ibv_ack_async_event(&ev);
 	}
 }
@@ -119,7 +139,22 @@ static int post_write(struct tp_conn *c, struct tp_buf *src, uint64_t n,
 			     IBV_SEND_SIGNALED);
 }
 
-/* Stream until the connection has ended and every Write has completed. */
+/* Our device went away: the Writes that had completed before it. */
+static bool device_gone(const struct stream *s, uint64_t ms, const char *who)
+{
+	tp_log("%s: device removed after %llu ms: %llu Writes posted, %llu "
+	       "succeeded, %llu flushed before DEVICE_FATAL", who,
+	       (unsigned long long)ms, (unsigned long long)s->posted,
+	       (unsigned long long)s->ok, (unsigned long long)s->flushed);
+	if (!s->ok)
+		tp_fail("%s: no Write succeeded before the device went", who);
+	return !tp_failures;
+}
+
+/*
+ * Stream until the connection has ended and every Write has completed
+ * (with -R: until the device has gone).
+ */
 static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 			      struct tp_buf *src, uint64_t raddr,
 			      uint32_t rkey, const char *who)
@@ -139,7 +174,7 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 			return false;
 		done = s.ok + s.flushed + s.failed;
 		while (!s.refused && !s.disconnected && !s.flushed &&
-		       s.posted - done < o->window) {
+		       !s.removed && !s.fatal && s.posted - done < o->window) {
 			err = post_write(c, src, s.posted, raddr, rkey);
 			if (err) {
 				tp_log("%s: post refused (%s) after %llu Writes",
@@ -151,14 +186,22 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 			s.posted++;
 		}
 		cm_events(c, &s, who);
-		async_events(c, who);
-		if (s.disconnected && done == s.posted)
+		async_events(c, &s, who);
+		if (s.removed && !o->removal) {
+			tp_fail("%s: DEVICE_REMOVAL, but no device was to go",
+				who);
+			return false;
+		}
+		if (o->removal ? s.removed && s.fatal :
+				 s.disconnected && done == s.posted)
 			break;
 		if (tp_now_ms() - t0 > (uint64_t)o->r.timeout_ms) {
 			tp_fail("%s: after %d s: %llu Writes posted, %llu "
 				"completed, %s", who, o->r.timeout_ms / 1000,
 				(unsigned long long)s.posted,
 				(unsigned long long)done,
+				o->removal ? (s.removed ? "no DEVICE_FATAL" :
+					      "no DEVICE_REMOVAL") :
 				s.disconnected ? "disconnected" :
 				"the connection never ended (was the link "
 				"down long enough?)");
@@ -167,6 +210,8 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 		usleep(s.flushed || s.refused ? 10000 : 200);
 	}
 	tend = tp_now_ms();
+	if (o->removal)
+		return device_gone(&s, tend - t0, who);
 	tp_log("%s: connection lost after %llu ms: %llu Writes posted, %llu "
 	       "succeeded, %llu flushed", who,
 	       (unsigned long long)(tend - t0), (unsigned long long)s.posted,
@@ -233,6 +278,8 @@ static int run_server(const struct opts *o)
 			       (uint32_t)((uint64_t *)info.addr)[1],
 			       "server");
 	tp_destroy(&c);
+	if (o->removal)
+		tp_log("server: torn down after the removal");
 	tp_buf_free(&sink);
 	tp_buf_free(&src);
 	tp_buf_free(&info);
@@ -276,6 +323,8 @@ static int run_client(const struct opts *o)
 		return 1;
 	ok = stream_until_lost(&c, o, &src, w[1], (uint32_t)w[2], "client");
 	tp_destroy(&c);
+	if (o->removal)
+		tp_log("client: torn down after the removal");
 	tp_buf_free(&sink);
 	tp_buf_free(&src);
 	tp_buf_free(&info);
@@ -290,10 +339,16 @@ static bool opt(int ch, const char *arg, void *ctx)
 {
 	struct opts *o = ctx;
 
-	if (ch != 'w')
+	switch (ch) {
+	case 'R':
+		o->removal = true;
+		return true;
+	case 'w':
+		o->window = (uint32_t)tp_parse_u64(arg, "-w", 1, SLOTS);
+		return true;
+	default:
 		return false;
-	o->window = (uint32_t)tp_parse_u64(arg, "-w", 1, SLOTS);
-	return true;
+	}
 }
 
 int main(int argc, char **argv)
@@ -302,6 +357,6 @@ int main(int argc, char **argv)
 			  .window = 8 };
 
 	tp_prog = "siwx-link-loss";
-	tp_role_parse_opts(argc, argv, &o.r, "w:", opt, &o, usage);
+	tp_role_parse_opts(argc, argv, &o.r, "Rw:", opt, &o, usage);
 	return o.r.server ? run_server(&o) : run_client(&o);
 }
