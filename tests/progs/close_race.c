@@ -117,32 +117,14 @@ static int run_server(const struct opts *o)
 }
 
 struct stream {
-	uint64_t posted, ok, flushed;
+	uint64_t posted;
+	struct tp_tally w;	/* the Writes' completions */
 	bool stop;
 };
 
-/* Take what the send CQ holds: Writes done or flushed by the close. */
-static void reap_writes(struct tp_conn *c, struct stream *s)
+static uint64_t completed(const struct stream *s)
 {
-	struct ibv_wc wc[WINDOW];
-	int i, n;
-
-	while ((n = ibv_poll_cq(c->scq, WINDOW, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (wc[i].status == IBV_WC_SUCCESS) {
-				s->ok++;
-			} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
-				s->flushed++;
-			} else {
-				tp_fail("Write %llu: %s",
-					(unsigned long long)wc[i].wr_id,
-					tp_wc_status_name(wc[i].status));
-				s->flushed++;
-			}
-		}
-	}
-	if (n < 0)
-		tp_die("ibv_poll_cq failed");
+	return s->w.ok + s->w.flushed + s->w.failed;
 }
 
 static bool check_final(const struct tp_buf *b, const struct ibv_wc *wc)
@@ -201,11 +183,12 @@ static int run_client(const struct opts *o)
 		if (tp_now_ms() - start > (uint64_t)o->r.timeout_ms) {
 			tp_fail("no last Send within %d ms (%llu Writes "
 				"done)", o->r.timeout_ms,
-				(unsigned long long)s.ok);
+				(unsigned long long)s.w.ok);
 			break;
 		}
-		reap_writes(&c, &s);
-		while (!s.stop && s.posted - s.ok - s.flushed < WINDOW) {
+		if (!tp_reap(c.scq, &s.w, "client"))
+			return 1;
+		while (!s.stop && s.posted - completed(&s) < WINDOW) {
 			uint8_t *p = (uint8_t *)src.addr +
 				     (s.posted % WINDOW) * WRITE;
 			uint64_t seq = s.posted + 1;
@@ -223,7 +206,7 @@ static int run_client(const struct opts *o)
 			got = true;
 			if (check_final(&fin, &wc))
 				tp_log("client: the last Send arrived whole "
-				       "after %llu Writes", (unsigned long long)s.ok);
+				       "after %llu Writes", (unsigned long long)s.w.ok);
 		}
 	}
 	/*
@@ -233,14 +216,15 @@ static int run_client(const struct opts *o)
 	 */
 	closed = tp_disconnect_after_peer(&c, 1, o->r.timeout_ms);
 	start = tp_now_ms();
-	while (s.ok + s.flushed < s.posted &&
+	while (completed(&s) < s.posted &&
 	       tp_now_ms() - start < (uint64_t)o->r.timeout_ms) {
-		reap_writes(&c, &s);
+		if (!tp_reap(c.scq, &s.w, "client"))
+			return 1;
 		usleep(1000);
 	}
-	if (s.ok + s.flushed < s.posted)
+	if (completed(&s) < s.posted)
 		tp_fail("%llu of %llu Writes never completed",
-			(unsigned long long)(s.posted - s.ok - s.flushed),
+			(unsigned long long)(s.posted - completed(&s)),
 			(unsigned long long)s.posted);
 	tp_destroy(&c);
 	tp_buf_free(&src);
@@ -248,12 +232,12 @@ static int run_client(const struct opts *o)
 	ibv_dealloc_pd(pd);
 	if (tp_failures || !closed) {
 		tp_log("FAILED: client (%llu Writes done, %llu flushed)",
-		       (unsigned long long)s.ok, (unsigned long long)s.flushed);
+		       (unsigned long long)s.w.ok, (unsigned long long)s.w.flushed);
 		return 1;
 	}
 	tp_log("PASS: client: the last Send arrived whole while %llu Writes "
 	       "streamed (%llu flushed by the close)",
-	       (unsigned long long)s.ok, (unsigned long long)s.flushed);
+	       (unsigned long long)s.w.ok, (unsigned long long)s.w.flushed);
 	return 0;
 }
 

@@ -59,7 +59,8 @@ static void usage(FILE *f)
 }
 
 struct stream {
-	uint64_t posted, ok, flushed, failed;
+	uint64_t posted;
+	struct tp_tally w;	/* the Writes' completions */
 	bool refused;		/* a post was refused: the QP is in ERROR */
 	bool disconnected;
 	bool removed;		/* RDMA_CM_EVENT_DEVICE_REMOVAL */
@@ -72,31 +73,6 @@ static void nonblocking(int fd)
 		tp_die("fcntl: %s", strerror(errno));
 }
 
-/* Take the send CQ's completions; false on a poll error. */
-static bool reap(struct tp_conn *c, struct stream *s, const char *who)
-{
-	struct ibv_wc wc[16];
-	int i, n;
-
-	while ((n = ibv_poll_cq(c->scq, 16, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			if (wc[i].status == IBV_WC_SUCCESS) {
-				s->ok++;
-			} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
-				s->flushed++;
-			} else {
-				tp_fail("%s: Write %llu completed with %s", who,
-					(unsigned long long)wc[i].wr_id,
-					tp_wc_status_name(wc[i].status));
-				s->failed++;
-			}
-		}
-	}
-	if (n < 0)
-		tp_fail("%s: ibv_poll_cq: %d", who, n);
-	return n >= 0;
-}
-
 /* DISCONNECTED, and any other rdma_cm event, reported. */
 static void cm_events(struct tp_conn *c, struct stream *s, const char *who)
 {
@@ -105,7 +81,7 @@ static void cm_events(struct tp_conn *c, struct stream *s, const char *who)
 	while (!rdma_get_cm_event(c->ec, &ev)) {
 		tp_log("%s: rdma_cm event %s (status %d) after %llu Writes",
 		       who, rdma_event_str(ev->event), ev->status,
-		       (unsigned long long)s->ok);
+		       (unsigned long long)s->w.ok);
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			s->disconnected = true;
 		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
@@ -145,8 +121,8 @@ static bool device_gone(const struct stream *s, uint64_t ms, const char *who)
 	tp_log("%s: device removed after %llu ms: %llu Writes posted, %llu "
 	       "succeeded, %llu flushed before DEVICE_FATAL", who,
 	       (unsigned long long)ms, (unsigned long long)s->posted,
-	       (unsigned long long)s->ok, (unsigned long long)s->flushed);
-	if (!s->ok)
+	       (unsigned long long)s->w.ok, (unsigned long long)s->w.flushed);
+	if (!s->w.ok)
 		tp_fail("%s: no Write succeeded before the device went", who);
 	return !tp_failures;
 }
@@ -170,10 +146,10 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 	tp_log("%s: streaming RDMA Writes of %u octets, %u in flight", who,
 	       CHUNK, o->window);
 	for (;;) {
-		if (!reap(c, &s, who))
+		if (!tp_reap(c->scq, &s.w, who))
 			return false;
-		done = s.ok + s.flushed + s.failed;
-		while (!s.refused && !s.disconnected && !s.flushed &&
+		done = s.w.ok + s.w.flushed + s.w.failed;
+		while (!s.refused && !s.disconnected && !s.w.flushed &&
 		       !s.removed && !s.fatal && s.posted - done < o->window) {
 			err = post_write(c, src, s.posted, raddr, rkey);
 			if (err) {
@@ -207,7 +183,7 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 				"down long enough?)");
 			return false;
 		}
-		usleep(s.flushed || s.refused ? 10000 : 200);
+		usleep(s.w.flushed || s.refused ? 10000 : 200);
 	}
 	tend = tp_now_ms();
 	if (o->removal)
@@ -215,8 +191,8 @@ static bool stream_until_lost(struct tp_conn *c, const struct opts *o,
 	tp_log("%s: connection lost after %llu ms: %llu Writes posted, %llu "
 	       "succeeded, %llu flushed", who,
 	       (unsigned long long)(tend - t0), (unsigned long long)s.posted,
-	       (unsigned long long)s.ok, (unsigned long long)s.flushed);
-	if (!s.ok)
+	       (unsigned long long)s.w.ok, (unsigned long long)s.w.flushed);
+	if (!s.w.ok)
 		tp_fail("%s: no Write succeeded before the link went", who);
 
 	if (ibv_query_qp(c->qp, &a, IBV_QP_STATE, &init))

@@ -1035,6 +1035,30 @@ bool tp_buf_alloc(struct tp_buf *b, struct ibv_pd *pd, size_t len,
 	return true;
 }
 
+bool tp_reap(struct ibv_cq *cq, struct tp_tally *t, const char *who)
+{
+	struct ibv_wc wc[16];
+	int i, n;
+
+	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS) {
+				t->ok++;
+			} else if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+				t->flushed++;
+			} else {
+				tp_fail("%s: WR %llu completed with %s", who,
+					(unsigned long long)wc[i].wr_id,
+					tp_wc_status_name(wc[i].status));
+				t->failed++;
+			}
+		}
+	}
+	if (n < 0)
+		tp_fail("%s: ibv_poll_cq: %d", who, n);
+	return n >= 0;
+}
+
 void tp_buf_free(struct tp_buf *b)
 {
 	if (b->mr)

@@ -250,6 +250,18 @@ int tp_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms);
 bool tp_wait_ok(struct ibv_cq *cq, enum ibv_wc_opcode opcode, uint64_t wr_id,
 		const char *what, int timeout_ms, struct ibv_wc *out);
 
+/* How a stream of signaled WRs completed. */
+struct tp_tally {
+	uint64_t ok;		/* IBV_WC_SUCCESS */
+	uint64_t flushed;	/* IBV_WC_WR_FLUSH_ERR */
+	uint64_t failed;	/* anything else, each reported by tp_fail() */
+};
+/*
+ * Take every completion @cq holds into @t (@who names the side in
+ * messages); false on a poll error.
+ */
+bool tp_reap(struct ibv_cq *cq, struct tp_tally *t, const char *who);
+
 /* A registered buffer. */
 struct tp_buf {
 	void *addr;
