@@ -5,7 +5,8 @@
  * responses the peer is owed (Read and Atomic Responses, in request
  * order), then the SQ. Every FPDU goes out in one sock_sendmsg: header
  * and trailer from kernel buffers, payload straight from the MR's
- * pinned pages (TCP copies it into its skbs).
+ * pinned pages (TCP copies it into its skbs) or, when MPA CRCs are on,
+ * from a copy the CRC was computed over (siwx_tx_stage).
  *
  * Sends block (the work item sleeps while the socket is full); closing
  * shuts the socket down, which ends any send in progress.
@@ -69,6 +70,8 @@ static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 		if (rv <= 0)
 			return rv ? rv : -EPIPE;
 	}
+	/* TCP has copied it all: the stage is free */
+	conn->tx_staged = 0;
 	return 0;
 }
 
@@ -98,6 +101,39 @@ static void siwx_tx_add_kbuf(struct siwx_conn *conn, struct siwx_tx_vec *v,
 		buf += n;
 		len -= n;
 	}
+}
+
+/*
+ * @n octets of registered memory into the FPDU with MPA CRCs on: copied
+ * first, and the CRC computed over the copy. The CRC must cover exactly
+ * the octets TCP takes, and the memory can change before TCP has copied
+ * it: an RDMA Write that the RX path places into a region the peer is
+ * reading, or an application writing its send buffer: the data may
+ * change, but the FPDU must stay whole, or the peer ends the connection
+ * with an MPA CRC error. Without CRCs TCP's own copy is enough.
+ */
+static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			 struct page *page, u32 off, u32 n, u32 *crc)
+{
+	u8 *dst;
+	void *va;
+	int rv;
+
+	if (conn->tx_staged + n > SIWX_TX_STAGE) {
+		rv = siwx_tx_push(conn, v->nb, v->len, MSG_MORE);
+		if (rv)
+			return rv;
+		v->nb = 0;
+		v->len = 0;
+	}
+	dst = conn->tx_stage + conn->tx_staged;
+	va = kmap_local_page(page);
+	memcpy(dst, va + off, n);
+	kunmap_local(va);
+	*crc = siwx_crc32c(*crc, dst, n);
+	siwx_tx_add_kbuf(conn, v, dst, n);
+	conn->tx_staged += n;
+	return 0;
 }
 
 /* One FPDU: header, @seg->payload_len octets from @src, trailer. */
@@ -136,20 +172,20 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 				crc = siwx_crc32c(crc, p, n);
 			siwx_tx_add_kbuf(conn, &v, p, n);
 		} else {
-			void *va;
-
 			page = siwx_mr_page(src->el[src->idx].mr,
 					    src->el[src->idx].to + src->off,
 					    &poff);
 			if (!page)
 				return -EFAULT;
 			n = min_t(u32, n, PAGE_SIZE - poff);
-			if (crc_on) {
-				va = kmap_local_page(page);
-				crc = siwx_crc32c(crc, va + poff, n);
-				kunmap_local(va);
+			if (!crc_on) {
+				siwx_tx_add_page(conn, &v, page, poff, n);
+			} else {
+				rv = siwx_tx_stage(conn, &v, page, poff, n,
+						   &crc);
+				if (rv)
+					return rv;
 			}
-			siwx_tx_add_page(conn, &v, page, poff, n);
 		}
 		src->off += n;
 		left -= n;
