@@ -16,6 +16,17 @@
  *   - the guards and every target word hold the pattern, except the word
  *     the case changes, which holds exactly the value it names;
  * and go on with the next connection: the device must still take them.
+ *
+ * A request with SIWX_HP_FLAG_FUZZ comes from siwx-wire-fuzz, whose
+ * frames change the target as they like: the target is then one page
+ * between two unregistered canary pages (mmap: canary | target |
+ * canary), and afterwards the canaries must be intact, DISCONNECTED must
+ * have arrived, the QP must be in ERR and every posted receive must have
+ * completed (successfully or not: the fuzzer's Sends are valid). The
+ * fuzzer never sends more QN 0 messages than receives were posted, so
+ * none is reposted: a Send beyond them is its way to draw RFC 5041's
+ * "No Buffer Available". The server stops after the request that also
+ * carries SIWX_HP_FLAG_LAST, or after -n connections.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hostile_proto.h"
 #include "tp_common.h"
@@ -39,6 +52,9 @@ struct ht_case {
 };
 
 struct ht_mem {
+	bool fuzz;		/* mmap'ed: canary page | target | canary page */
+	size_t len;		/* of the target */
+	size_t map_len;		/* fuzz: of the mapping */
 	uint8_t *base;		/* guard | target | guard */
 	uint8_t *target;
 	struct ibv_mr *mr;
@@ -53,35 +69,67 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: siwx-hostile-target [-p PORT] [-n CONNECTIONS] [-t SEC] [-v]\n"
-"Serves siwx-wire-peer's cases, one per connection (default port %u).\n",
+"Serves siwx-wire-peer's cases, one per connection (default port %u),\n"
+"and siwx-wire-fuzz's connections until its last one (at most -n).\n",
 		SIWX_HP_PORT);
 }
 
-static bool mem_setup(struct ht_mem *m, struct ibv_pd *pd)
+/* Fuzz mode: canary page | target page | canary page. */
+static bool mem_map_fuzz(struct ht_mem *m)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	m->len = SIWX_HP_FUZZ_TARGET_LEN;
+	m->map_len = 2 * page + m->len;
+	p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		tp_fail("mmap: %s", strerror(errno));
+		return false;
+	}
+	m->base = p;
+	memset(m->base, SIWX_HP_CANARY_BYTE, m->map_len);
+	m->target = m->base + page;
+	return true;
+}
+
+static bool mem_setup(struct ht_mem *m, struct ibv_pd *pd, bool fuzz)
 {
 	size_t len = 2 * SIWX_HP_GUARD_LEN + SIWX_HP_TARGET_LEN;
+	size_t rlen = fuzz ? SIWX_HP_FUZZ_MAX_RECVS * SIWX_HP_FUZZ_RECV_LEN :
+		      4096;
 	uint32_t i;
 
 	memset(m, 0, sizeof(*m));
-	if (posix_memalign((void **)&m->base, 4096, len) ||
-	    posix_memalign((void **)&m->rbuf, 4096, 4096)) {
+	m->fuzz = fuzz;
+	m->len = SIWX_HP_TARGET_LEN;
+	if (posix_memalign((void **)&m->rbuf, 4096, rlen)) {
 		tp_fail("out of memory");
 		return false;
 	}
-	memset(m->base, SIWX_HP_GUARD_BYTE, len);
-	memset(m->rbuf, 0, 4096);
-	m->target = m->base + SIWX_HP_GUARD_LEN;
-	for (i = 0; i < SIWX_HP_TARGET_LEN / 8; i++) {
+	memset(m->rbuf, 0, rlen);
+	if (fuzz) {
+		if (!mem_map_fuzz(m))
+			return false;
+	} else {
+		if (posix_memalign((void **)&m->base, 4096, len)) {
+			tp_fail("out of memory");
+			return false;
+		}
+		memset(m->base, SIWX_HP_GUARD_BYTE, len);
+		m->target = m->base + SIWX_HP_GUARD_LEN;
+	}
+	for (i = 0; i < m->len / 8; i++) {
 		uint64_t v = siwx_hp_pattern(i);
 
 		memcpy(m->target + 8 * i, &v, 8);
 	}
-	m->mr = ibv_reg_mr(pd, m->target, SIWX_HP_TARGET_LEN,
+	m->mr = ibv_reg_mr(pd, m->target, m->len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	m->ro = ibv_reg_mr(pd, m->target, SIWX_HP_TARGET_LEN,
-			   IBV_ACCESS_REMOTE_READ);
-	m->rmr = ibv_reg_mr(pd, m->rbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	m->ro = ibv_reg_mr(pd, m->target, m->len, IBV_ACCESS_REMOTE_READ);
+	m->rmr = ibv_reg_mr(pd, m->rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
 	if (!m->mr || !m->ro || !m->rmr) {
 		tp_fail("ibv_reg_mr: %s", strerror(errno));
 		return false;
@@ -97,9 +145,32 @@ static void mem_free(struct ht_mem *m)
 		ibv_dereg_mr(m->ro);
 	if (m->rmr)
 		ibv_dereg_mr(m->rmr);
-	free(m->base);
+	if (m->fuzz && m->base)
+		munmap(m->base, m->map_len);
+	else
+		free(m->base);
 	free(m->rbuf);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Fuzz mode: both canary pages as they were filled. */
+static void canary_check(const struct ht_mem *m, unsigned int n)
+{
+	const uint8_t *after = m->target + m->len;
+	size_t page = (size_t)(m->target - m->base), i;
+
+	for (i = 0; i < page; i++) {
+		if (m->base[i] != SIWX_HP_CANARY_BYTE) {
+			tp_fail("conn %u: canary page before the target: octet %zu is 0x%02x",
+				n, i, m->base[i]);
+			return;
+		}
+		if (after[i] != SIWX_HP_CANARY_BYTE) {
+			tp_fail("conn %u: canary page after the target: octet %zu is 0x%02x",
+				n, i, after[i]);
+			return;
+		}
+	}
 }
 
 /* Guards and pattern intact, but for the one word the case changes. */
@@ -129,7 +200,8 @@ static void mem_check(const struct ht_mem *m, const struct ht_case *hc,
 }
 
 /* Every posted receive completes, none successfully. */
-static void recv_check(struct tp_conn *c, uint64_t recvs, unsigned int n)
+static void recv_check(struct tp_conn *c, uint64_t recvs, bool fuzz,
+		       unsigned int n)
 {
 	struct ibv_wc wc;
 	uint64_t i;
@@ -142,9 +214,13 @@ static void recv_check(struct tp_conn *c, uint64_t recvs, unsigned int n)
 				" never completed", n, i + 1, recvs);
 			return;
 		}
-		tp_log("conn %u: receive %" PRIu64 ": %s", n, wc.wr_id,
-		       tp_wc_status_name(wc.status));
-		if (wc.status == IBV_WC_SUCCESS)
+		if (fuzz)
+			tp_vlog("conn %u: receive %" PRIu64 ": %s", n,
+				wc.wr_id, tp_wc_status_name(wc.status));
+		else
+			tp_log("conn %u: receive %" PRIu64 ": %s", n,
+			       wc.wr_id, tp_wc_status_name(wc.status));
+		if (wc.status == IBV_WC_SUCCESS && !fuzz)
 			tp_fail("conn %u: receive %" PRIu64 " completed successfully",
 				n, wc.wr_id);
 	}
@@ -167,7 +243,8 @@ static void qp_check(struct tp_conn *c, unsigned int n)
 			tp_qp_state_name(a.qp_state));
 }
 
-static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
+/* Serves one connection; true when the peer said it was the last. */
+static bool serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		      unsigned int n)
 {
 	struct tp_qp_opts o = { .max_send_wr = 4, .max_recv_wr = HT_MAX_RECVS,
@@ -178,33 +255,44 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 	struct ht_case hc;
 	struct ht_mem m = { 0 };
 	struct tp_conn c;
+	uint32_t rlen;
 	uint64_t i;
+	bool fuzz;
 
 	if (!tp_get_request(ec, listen, &c, timeout_ms))
 		tp_die("conn %u: no connect request", n);
 	if (!tp_pdata_get(c.peer_pdata, c.peer_pdata_len, w, SIWX_HP_REQ_WORDS) ||
-	    w[0] != SIWX_HP_REQ_MAGIC || w[1] > HT_MAX_RECVS ||
-	    w[3] >= SIWX_HP_TARGET_LEN / 8)
+	    w[0] != SIWX_HP_REQ_MAGIC)
 		tp_die("conn %u: the request's private data is not siwx-wire-peer's",
 		       n);
 	hc = (struct ht_case){ w[1], w[2], w[3], w[4] };
+	fuzz = hc.flags & SIWX_HP_FLAG_FUZZ;
+	if (hc.recvs > (fuzz ? SIWX_HP_FUZZ_MAX_RECVS : HT_MAX_RECVS) ||
+	    (!fuzz && hc.word >= SIWX_HP_TARGET_LEN / 8))
+		tp_die("conn %u: the request's private data asks too much", n);
+	if (fuzz)
+		o.max_recv_wr = SIWX_HP_FUZZ_MAX_RECVS;
+	rlen = fuzz ? SIWX_HP_FUZZ_RECV_LEN : HT_RECV_LEN;
 	tp_own_channel(&c);
 	c.pd = ibv_alloc_pd(c.id->verbs);
-	if (!c.pd || !mem_setup(&m, c.pd) || !tp_setup_qp(&c, &o))
+	if (!c.pd || !mem_setup(&m, c.pd, fuzz) || !tp_setup_qp(&c, &o))
 		tp_die("conn %u: setup failed", n);
 	for (i = 0; i < hc.recvs; i++)
-		if (tp_post_recv(&c, i, m.rbuf + i * HT_RECV_LEN, HT_RECV_LEN,
-				 m.rmr->lkey))
+		if (tp_post_recv(&c, i, m.rbuf + i * rlen, rlen, m.rmr->lkey))
 			tp_die("conn %u: ibv_post_recv failed", n);
 	acc[0] = SIWX_HP_ACC_MAGIC;
 	acc[1] = (uintptr_t)m.target;
-	acc[2] = SIWX_HP_TARGET_LEN;
+	acc[2] = m.len;
 	acc[3] = m.mr->rkey;
 	acc[4] = m.ro->rkey;
 	tp_pdata_put(pd, acc, SIWX_HP_ACC_WORDS);
-	tp_log("conn %u: %" PRIu64 " receives, %s word %" PRIu64, n, hc.recvs,
-	       (hc.flags & SIWX_HP_FLAG_CHANGE) ? "changes" : "no change to",
-	       hc.word);
+	if (fuzz)
+		tp_vlog("conn %u: fuzz, %" PRIu64 " receives", n, hc.recvs);
+	else
+		tp_log("conn %u: %" PRIu64 " receives, %s word %" PRIu64, n,
+		       hc.recvs,
+		       (hc.flags & SIWX_HP_FLAG_CHANGE) ? "changes" : "no change to",
+		       hc.word);
 	if (!tp_accept(&c, pd, sizeof(pd), HT_RD_ATOMIC, timeout_ms)) {
 		tp_fail("conn %u: accept failed", n);
 	} else {
@@ -215,12 +303,16 @@ static void serve_one(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		else
 			tp_fail("conn %u: no DISCONNECTED", n);
 		qp_check(&c, n);
-		recv_check(&c, hc.recvs, n);
+		recv_check(&c, hc.recvs, fuzz, n);
 	}
-	mem_check(&m, &hc, n);
+	if (fuzz)
+		canary_check(&m, n);
+	else
+		mem_check(&m, &hc, n);
 	tp_destroy(&c);
 	mem_free(&m);
 	ibv_dealloc_pd(c.pd);
+	return fuzz && (hc.flags & SIWX_HP_FLAG_LAST);
 }
 
 int main(int argc, char **argv)
@@ -243,7 +335,7 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "p:n:t:vh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'p': port = (uint16_t)tp_parse_u64(optarg, "port", 1, 65535); break;
-		case 'n': conns = (unsigned int)tp_parse_u64(optarg, "connections", 1, 1000); break;
+		case 'n': conns = (unsigned int)tp_parse_u64(optarg, "connections", 1, 1000000); break;
 		case 't': timeout_ms = (int)tp_parse_u64(optarg, "timeout", 1, 3600) * 1000; break;
 		case 'v': tp_verbose = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -254,9 +346,13 @@ int main(int argc, char **argv)
 	listen = tp_listen(ec, port);
 	for (n = 1; n <= conns; n++) {
 		unsigned long before = tp_failures;
+		bool last = serve_one(ec, listen, n);
 
-		serve_one(ec, listen, n);
 		tp_log("conn %u: %s", n, tp_failures == before ? "ok" : "FAILED");
+		if (last) {
+			conns = n;
+			break;
+		}
 	}
 	rdma_destroy_id(listen);
 	rdma_destroy_event_channel(ec);

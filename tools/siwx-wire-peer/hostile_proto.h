@@ -25,6 +25,18 @@
 
 /* Flags of the request: one target word must hold @value afterwards. */
 #define SIWX_HP_FLAG_CHANGE 0x1
+/*
+ * siwx-wire-fuzz: a page-aligned target of SIWX_HP_FUZZ_TARGET_LEN
+ * between two canary pages, the receives of the request word 1 (up to
+ * SIWX_HP_FUZZ_MAX_RECVS of SIWX_HP_FUZZ_RECV_LEN octets), contents
+ * arbitrary; LAST: the run's last connection, the server stops after it.
+ */
+#define SIWX_HP_FLAG_FUZZ 0x2
+#define SIWX_HP_FLAG_LAST 0x4
+#define SIWX_HP_FUZZ_TARGET_LEN 4096
+#define SIWX_HP_FUZZ_MAX_RECVS 64
+#define SIWX_HP_FUZZ_RECV_LEN 128
+#define SIWX_HP_CANARY_BYTE 0x5c
 
 #define SIWX_HP_TARGET_LEN 256 /* registered, 32 words */
 #define SIWX_HP_GUARD_LEN 64   /* unregistered, each side */
