@@ -567,29 +567,49 @@ static uint8_t min_u8(uint8_t a, uint8_t b)
 	return a < b ? a : b;
 }
 
-bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
-	       uint8_t rd_atomic, int timeout_ms)
+/* What both ends of a connection ask for: @pdata and the retry counts. */
+static struct rdma_conn_param conn_param(const void *pdata, size_t len)
 {
 	struct rdma_conn_param p = { 0 };
-	struct rdma_cm_event *ev;
 
-	rd_atomic = clamp_rd_atomic(c->id->verbs, rd_atomic);
 	p.private_data = pdata;
 	p.private_data_len = (uint8_t)len;
-	p.responder_resources = min_u8(rd_atomic, c->peer_initiator_depth);
-	p.initiator_depth = min_u8(rd_atomic, c->peer_responder_resources);
 	p.retry_count = 7;
 	p.rnr_retry_count = 7;
-	if (rdma_accept(c->id, &p)) {
-		tp_fail("rdma_accept: %s", strerror(errno));
-		return false;
-	}
+	return p;
+}
+
+/*
+ * ESTABLISHED on @c; the client (@save) keeps its private data, the
+ * accept's (a server keeps the connect request's).
+ */
+static bool established(struct tp_conn *c, bool save, int timeout_ms)
+{
+	struct rdma_cm_event *ev;
+
 	ev = tp_expect_event(c->ec, c->id, RDMA_CM_EVENT_ESTABLISHED,
 			     timeout_ms);
 	if (!ev)
 		return false;
+	if (save)
+		save_pdata(c, &ev->param.conn);
 	rdma_ack_cm_event(ev);
 	return true;
+}
+
+bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
+	       uint8_t rd_atomic, int timeout_ms)
+{
+	struct rdma_conn_param p = conn_param(pdata, len);
+
+	rd_atomic = clamp_rd_atomic(c->id->verbs, rd_atomic);
+	p.responder_resources = min_u8(rd_atomic, c->peer_initiator_depth);
+	p.initiator_depth = min_u8(rd_atomic, c->peer_responder_resources);
+	if (rdma_accept(c->id, &p)) {
+		tp_fail("rdma_accept: %s", strerror(errno));
+		return false;
+	}
+	return established(c, false, timeout_ms);
 }
 
 static bool resolve(struct tp_conn *c, const char *host, uint16_t port,
@@ -646,26 +666,15 @@ bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
 bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
 		   int timeout_ms)
 {
-	struct rdma_conn_param p = { 0 };
-	struct rdma_cm_event *ev;
+	struct rdma_conn_param p = conn_param(pdata, len);
 
-	p.private_data = pdata;
-	p.private_data_len = (uint8_t)len;
 	p.initiator_depth = c->rd_atomic;
 	p.responder_resources = c->rd_atomic;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
 	if (rdma_connect(c->id, &p)) {
 		tp_fail("rdma_connect: %s", strerror(errno));
 		return false;
 	}
-	ev = tp_expect_event(c->ec, c->id, RDMA_CM_EVENT_ESTABLISHED,
-			     timeout_ms);
-	if (!ev)
-		return false;
-	save_pdata(c, &ev->param.conn);
-	rdma_ack_cm_event(ev);
-	return true;
+	return established(c, true, timeout_ms);
 }
 
 bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
