@@ -22,13 +22,31 @@ case " $VM_DISTROS " in
 *" $DISTRO "*) ;;
 *) die "unknown release '$DISTRO' (--distro / SIWX_VM_DISTRO): use one of: $VM_DISTROS" ;;
 esac
-if [ "$DISTRO" = bookworm ]; then
+# The guests' kernel: Debian's (stock) or, with tests/vm/run --debug-kernel
+# (SIWX_VM_KERNEL=debug), bookworm's rebuilt with KASAN, lockdep and
+# kmemleak (lib/build-debug-kernel), with images and logs of its own.
+KERNEL_KIND=${SIWX_VM_KERNEL:-stock}
+case $KERNEL_KIND in
+stock) ;;
+debug) [ "$DISTRO" = bookworm ] || die "--debug-kernel is bookworm's kernel rebuilt: not with --distro $DISTRO" ;;
+*) die "unknown kernel '$KERNEL_KIND' (SIWX_VM_KERNEL): stock or debug" ;;
+esac
+if [ "$KERNEL_KIND" = debug ]; then
+	VM=$BUILD/vm/debug
+elif [ "$DISTRO" = bookworm ]; then
 	VM=$BUILD/vm
 else
 	VM=$BUILD/vm/$DISTRO
 fi
 CACHE=$BUILD/vm/cache    # downloaded .deb files, kept across rebuilds
 mkdir -p "$CACHE" "$VM"
+
+# Kernel modules the guests load (build-base adds their dependencies; the
+# debug kernel builds these and no other).
+GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe nvme-rdma nvmet-rdma sch_netem)
+# CRC modules that some kernels have and others do not (7.x folded them into
+# the CRC library): taken where they exist.
+GUEST_MAYBE_MODULES=(crc32_generic libcrc32c crc32c_generic crc32c-intel)
 
 # Upstream siw's own defects (README, "Supported systems"), which the
 # scenarios with a siw peer run once more on, once, when a failed run's
