@@ -171,10 +171,20 @@ static void siwx_cm_passive_work(struct work_struct *work)
 	siwx_cm_unlist(conn, &dead);
 	if (dead)
 		goto drop_unlisted;
-	/* From here iwcm owns the connection: iw_accept or iw_reject */
 	conn->listener = NULL;
-	siwx_cm_upcall(conn, l->id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-		       &conn->req);
+	/*
+	 * From here iwcm owns the connection (iw_accept or iw_reject), unless
+	 * it took no event: a listener whose backlog of requests is full.
+	 * Such a request is refused as a reject would (RFC 5044 7.1.2), not
+	 * left unanswered until the Initiator gives up.
+	 */
+	if (siwx_cm_upcall(conn, l->id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			   &conn->req)) {
+		siwx_mpa_make_reply(&conn->req, &conn->mpa, false, 0, 0, NULL,
+				    0, &rep);
+		siwx_cm_send_rr(conn, &rep);
+		goto drop_unlisted;
+	}
 	l->id->rem_ref(l->id);
 	siwx_listener_put(l);
 	return;

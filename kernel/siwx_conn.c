@@ -263,9 +263,13 @@ void siwx_conn_close(struct siwx_conn *conn, bool abortive)
 	queue_work(siwx_cm_wq, &conn->close_work);
 }
 
-void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
-		    enum iw_cm_event_type type, int status,
-		    const struct siwx_mpa_rr *rr)
+/*
+ * The event to iwcm. Its handler fails (-ENOMEM) when it has no room for
+ * the event: a listener's room is its backlog.
+ */
+int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
+		   enum iw_cm_event_type type, int status,
+		   const struct siwx_mpa_rr *rr)
 {
 	struct iw_cm_event ev = {
 		.event = type,
@@ -288,7 +292,7 @@ void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 			ev.private_data_len = rr->pd_len;
 		}
 	}
-	id->event_handler(id, &ev);
+	return id->event_handler(id, &ev);
 }
 
 static void siwx_conn_close_work(struct work_struct *work)

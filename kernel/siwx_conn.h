@@ -194,9 +194,9 @@ void siwx_conn_close(struct siwx_conn *conn, bool abortive);
 void siwx_conn_release_sock(struct siwx_conn *conn);
 int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp);
 void siwx_conn_unbind_qp(struct siwx_conn *conn);
-void siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
-		    enum iw_cm_event_type type, int status,
-		    const struct siwx_mpa_rr *rr);
+int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
+		   enum iw_cm_event_type type, int status,
+		   const struct siwx_mpa_rr *rr);
 
 /* siwx_tx.c */
 void siwx_tx_work(struct work_struct *work);

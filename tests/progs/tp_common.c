@@ -335,6 +335,37 @@ bool tp_expect_async_event(struct ibv_context *ctx, const void *obj,
 	return seen == 1;
 }
 
+unsigned long tp_count_async_events(struct ibv_context *ctx, const void *obj,
+				    const char *obj_name,
+				    enum ibv_event_type type, unsigned long want,
+				    int timeout_ms, const char *who)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	uint64_t deadline = tp_now_ms() + (uint64_t)timeout_ms;
+	struct ibv_async_event ev;
+	unsigned long seen = 0;
+	int wait;
+
+	/* Until @want came or the deadline, then whatever is already due */
+	for (;;) {
+		wait = seen >= want ? 200 : (int)(deadline > tp_now_ms() ?
+						  deadline - tp_now_ms() : 0);
+		if (poll(&p, 1, wait) != 1 || ibv_get_async_event(ctx, &ev))
+			break;
+		if ((const void *)ev.element.qp != obj)
+			tp_vlog("%s: asynchronous event %s on another object",
+				who, ibv_event_type_str(ev.event_type));
+		else if (ev.event_type != type)
+			tp_fail("%s: asynchronous event %s on the %s, expected "
+				"only %s", who, tp_qp_event_name(ev.event_type),
+				obj_name, tp_qp_event_name(type));
+		else
+			seen++;
+		ibv_ack_async_event(&ev);
+	}
+	return seen;
+}
+
 bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
 			int timeout_ms, const char *who)
 {
@@ -409,7 +440,42 @@ struct rdma_cm_event *tp_expect_event(struct rdma_event_channel *ec,
 	return NULL;
 }
 
+struct rdma_cm_event *tp_next_event(struct rdma_event_channel *ec,
+				    int timeout_ms, const char *waiting)
+{
+	struct pollfd p = { .fd = ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&p, 1, timeout_ms) != 1) {
+		tp_fail("%s: no rdma_cm event within %d ms", waiting,
+			timeout_ms);
+		return NULL;
+	}
+	if (rdma_get_cm_event(ec, &ev)) {
+		tp_fail("rdma_get_cm_event: %s", strerror(errno));
+		return NULL;
+	}
+	return ev;
+}
+
+void tp_bad_event(const struct rdma_cm_event *ev, const char *waiting)
+{
+	const struct tp_conn *c = ev->id ? ev->id->context : NULL;
+
+	tp_fail("%s: unexpected rdma_cm event %s (status %d%s%s)%s", waiting,
+		rdma_event_str(ev->event), ev->status,
+		ev->status < 0 ? ": " : "",
+		ev->status < 0 ? strerror(-ev->status) : "",
+		c ? "" : " on an unknown id");
+}
+
 struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port)
+{
+	return tp_listen_backlog(ec, port, 16);
+}
+
+struct rdma_cm_id *tp_listen_backlog(struct rdma_event_channel *ec,
+				     uint16_t port, int backlog)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -422,13 +488,13 @@ struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port)
 		tp_die("rdma_create_id: %s", strerror(errno));
 	if (rdma_bind_addr(id, (struct sockaddr *)&sin))
 		tp_die("rdma_bind_addr port %u: %s", port, strerror(errno));
-	if (rdma_listen(id, 16))
+	if (rdma_listen(id, backlog))
 		tp_die("rdma_listen: %s", strerror(errno));
 	tp_log("listening on port %u", port);
 	return id;
 }
 
-static void save_pdata(struct tp_conn *c, const struct rdma_conn_param *p)
+void tp_save_pdata(struct tp_conn *c, const struct rdma_conn_param *p)
 {
 	size_t n = p->private_data_len;
 
@@ -453,13 +519,20 @@ bool tp_get_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
 		return false;
 	if (ev->listen_id != listen)
 		tp_fail("connect request for an unknown listener");
-	c->ec = ec;
-	c->id = ev->id;
-	save_pdata(c, &ev->param.conn);
-	c->peer_initiator_depth = ev->param.conn.initiator_depth;
-	c->peer_responder_resources = ev->param.conn.responder_resources;
+	tp_request_conn(c, ec, ev);
 	rdma_ack_cm_event(ev);
 	return true;
+}
+
+void tp_request_conn(struct tp_conn *c, struct rdma_event_channel *ec,
+		     const struct rdma_cm_event *ev)
+{
+	memset(c, 0, sizeof(*c));
+	c->ec = ec;
+	c->id = ev->id;
+	tp_save_pdata(c, &ev->param.conn);
+	c->peer_initiator_depth = ev->param.conn.initiator_depth;
+	c->peer_responder_resources = ev->param.conn.responder_resources;
 }
 
 bool tp_take_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
@@ -520,9 +593,12 @@ bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o)
 				       NULL, c->rch, 0);
 		c->rcq = c->scq;
 	} else {
-		c->scq = ibv_create_cq(ctx, (int)o->max_send_wr + 1, NULL, NULL,
+		c->scq = ibv_create_cq(ctx, o->send_cqe ? (int)o->send_cqe :
+					    (int)o->max_send_wr + 1, NULL, NULL,
 				       0);
-		c->rcq = ibv_create_cq(ctx, (int)o->max_recv_wr + 1, NULL,
+		c->rcq_shared = o->rcq;
+		c->rcq = o->rcq ? o->rcq :
+			 ibv_create_cq(ctx, (int)o->max_recv_wr + 1, NULL,
 				       c->rch, 0);
 	}
 	if (!c->scq || !c->rcq) {
@@ -592,13 +668,13 @@ static bool established(struct tp_conn *c, bool save, int timeout_ms)
 	if (!ev)
 		return false;
 	if (save)
-		save_pdata(c, &ev->param.conn);
+		tp_save_pdata(c, &ev->param.conn);
 	rdma_ack_cm_event(ev);
 	return true;
 }
 
-bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
-	       uint8_t rd_atomic, int timeout_ms)
+bool tp_accept_start(struct tp_conn *c, const void *pdata, size_t len,
+		     uint8_t rd_atomic)
 {
 	struct rdma_conn_param p = conn_param(pdata, len);
 
@@ -609,7 +685,14 @@ bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
 		tp_fail("rdma_accept: %s", strerror(errno));
 		return false;
 	}
-	return established(c, false, timeout_ms);
+	return true;
+}
+
+bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
+	       uint8_t rd_atomic, int timeout_ms)
+{
+	return tp_accept_start(c, pdata, len, rd_atomic) &&
+	       established(c, false, timeout_ms);
 }
 
 static bool resolve(struct tp_conn *c, const char *host, uint16_t port,
@@ -663,8 +746,38 @@ bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
 	return resolve(c, host, port, timeout_ms);
 }
 
-bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
-		   int timeout_ms)
+struct addrinfo *tp_dest(const char *host, uint16_t port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	char ps[8];
+	int r;
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	r = getaddrinfo(host, ps, &hints, &ai);
+	if (r)
+		tp_die("cannot resolve '%s': %s", host, gai_strerror(r));
+	return ai;
+}
+
+bool tp_resolve_start(struct tp_conn *c, struct rdma_event_channel *ec,
+		      const struct sockaddr *dst)
+{
+	memset(c, 0, sizeof(*c));
+	c->ec = ec;
+	if (rdma_create_id(ec, &c->id, c, RDMA_PS_TCP)) {
+		tp_fail("rdma_create_id: %s", strerror(errno));
+		return false;
+	}
+	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)dst, 5000)) {
+		tp_fail("rdma_resolve_addr: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool tp_connect_start(struct tp_conn *c, const void *pdata, size_t len)
 {
 	struct rdma_conn_param p = conn_param(pdata, len);
 
@@ -674,7 +787,14 @@ bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
 		tp_fail("rdma_connect: %s", strerror(errno));
 		return false;
 	}
-	return established(c, true, timeout_ms);
+	return true;
+}
+
+bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
+		   int timeout_ms)
+{
+	return tp_connect_start(c, pdata, len) &&
+	       established(c, true, timeout_ms);
 }
 
 bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
@@ -712,7 +832,7 @@ void tp_destroy(struct tp_conn *c)
 		rdma_destroy_qp(c->id);
 	if (c->scq)
 		ibv_destroy_cq(c->scq);
-	if (c->rcq && c->rcq != c->scq)
+	if (c->rcq && c->rcq != c->scq && !c->rcq_shared)
 		ibv_destroy_cq(c->rcq);
 	if (c->rch)
 		ibv_destroy_comp_channel(c->rch);
@@ -724,6 +844,7 @@ void tp_destroy(struct tp_conn *c)
 	c->qp = NULL;
 	c->qpx = NULL;
 	c->scq = c->rcq = NULL;
+	c->rcq_shared = false;
 	c->rch = NULL;
 	c->id = NULL;
 }
@@ -806,6 +927,39 @@ bool tp_disconnect_after_peer(struct tp_conn *c, unsigned int n,
 			ok = false;
 		}
 	}
+	return ok;
+}
+
+bool tp_close_leading(struct tp_conn *c, unsigned int n, int timeout_ms)
+{
+	unsigned int i, left = n;
+	bool seen[n], ok = true;
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < n; i++) {
+		if (rdma_disconnect(c[i].id)) {
+			tp_fail("connection %u: rdma_disconnect: %s", i,
+				strerror(errno));
+			ok = false;
+			seen[i] = true;		/* no DISCONNECTED to wait for */
+			left--;
+		}
+	}
+	while (left) {
+		int k = next_disconnected(c, n, seen, timeout_ms);
+
+		if (k < 0) {
+			tp_fail("%u of %u connections saw no DISCONNECTED "
+				"after our disconnect within %d ms", left, n,
+				timeout_ms);
+			ok = false;
+			break;
+		}
+		seen[k] = true;
+		left--;
+	}
+	for (i = 0; i < n; i++)
+		tp_destroy(&c[i]);
 	return ok;
 }
 

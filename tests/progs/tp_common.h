@@ -98,6 +98,15 @@ bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
 bool tp_expect_async_event(struct ibv_context *ctx, const void *obj,
 			   const char *obj_name, enum ibv_event_type type,
 			   int timeout_ms, const char *who);
+/*
+ * Asynchronous events of @type on @obj until @want came (or @timeout_ms
+ * passed), then whatever else is already due: how many of @type came.
+ * An event of another type on @obj fails; every event read is acked.
+ */
+unsigned long tp_count_async_events(struct ibv_context *ctx, const void *obj,
+				    const char *obj_name,
+				    enum ibv_event_type type, unsigned long want,
+				    int timeout_ms, const char *who);
 
 /* Private data travels as big-endian 64-bit words. */
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords);
@@ -131,6 +140,13 @@ struct tp_qp_opts {
 	uint32_t pre_recv_len;
 	uint32_t pre_recv_lkey;
 	uint64_t pre_recv_id;
+	/* Entries of the send CQ (0: max_send_wr + 1; not with one_cq) */
+	uint32_t send_cqe;
+	/*
+	 * A receive CQ the QP shares with others (not with one_cq): it
+	 * belongs to the caller, tp_destroy() leaves it.
+	 */
+	struct ibv_cq *rcq;
 };
 
 struct tp_conn {
@@ -141,6 +157,7 @@ struct tp_conn {
 	struct ibv_comp_channel *rch;		/* recv CQ channel, or NULL */
 	struct ibv_cq *scq;
 	struct ibv_cq *rcq;
+	bool rcq_shared;			/* tp_qp_opts.rcq: not owned */
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx;			/* extended API, or NULL */
 	uint8_t rd_atomic;			/* negotiated ORD/IRD */
@@ -161,7 +178,31 @@ struct rdma_cm_event *tp_expect_event(struct rdma_event_channel *ec,
 				      struct rdma_cm_id *id,
 				      enum rdma_cm_event_type type,
 				      int timeout_ms);
+/*
+ * The next rdma_cm event on @ec, whatever it is (a program that takes
+ * the events of many ids from one channel); NULL after tp_fail() when
+ * none came within @timeout_ms (@waiting: what for, in the message).
+ */
+struct rdma_cm_event *tp_next_event(struct rdma_event_channel *ec,
+				    int timeout_ms, const char *waiting);
+/* Fail on @ev, unexpected while @waiting: its name and status. */
+void tp_bad_event(const struct rdma_cm_event *ev, const char *waiting);
 struct rdma_cm_id *tp_listen(struct rdma_event_channel *ec, uint16_t port);
+/*
+ * The same with room for @backlog connect requests not yet taken (the
+ * kernel's rdma_ucm caps it at its max_backlog, 1024 by default; iw_cm
+ * drops requests beyond it that its work queue has not yet handed on).
+ */
+struct rdma_cm_id *tp_listen_backlog(struct rdma_event_channel *ec,
+				     uint16_t port, int backlog);
+/* The private data of a connect request or an accept (@p) into @c. */
+void tp_save_pdata(struct tp_conn *c, const struct rdma_conn_param *p);
+/*
+ * Fill @c from a CONNECT_REQUEST event @ev on @ec (id, private data,
+ * requested depths), for a server that takes its events itself.
+ */
+void tp_request_conn(struct tp_conn *c, struct rdma_event_channel *ec,
+		     const struct rdma_cm_event *ev);
 /*
  * Server: wait for a connect request on @listen, fill @c (id, private
  * data, requested depths). Returns false on timeout or error.
@@ -188,6 +229,9 @@ void tp_own_channel(struct tp_conn *c);
 bool tp_setup_qp(struct tp_conn *c, const struct tp_qp_opts *o);
 bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
 	       uint8_t rd_atomic, int timeout_ms);
+/* tp_accept() without waiting for ESTABLISHED (the caller takes it). */
+bool tp_accept_start(struct tp_conn *c, const void *pdata, size_t len,
+		     uint8_t rd_atomic);
 /*
  * Client: resolve @host:@port, use/alloc *pd (allocated on the device the
  * route resolves to when *pd is NULL), make the QP, connect with @pdata
@@ -203,9 +247,21 @@ bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 /* A new id on @ec, resolved to @host:@port (c->id->verbs: its device). */
 bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
 		const char *host, uint16_t port, int timeout_ms);
+struct addrinfo;
+/* @host:@port as an IPv4 address for rdma_resolve_addr; dies if none. */
+struct addrinfo *tp_dest(const char *host, uint16_t port);
+/*
+ * Many connects from one event channel: a new id on @ec for @c (its
+ * context, so events find their connection), its address resolution
+ * started towards @dst; the caller takes ADDR_RESOLVED and goes on.
+ */
+bool tp_resolve_start(struct tp_conn *c, struct rdma_event_channel *ec,
+		      const struct sockaddr *dst);
 /* Connect the QP of a resolved @c with @pdata; wait for ESTABLISHED. */
 bool tp_connect_qp(struct tp_conn *c, const void *pdata, size_t len,
 		   int timeout_ms);
+/* tp_connect_qp() without waiting for ESTABLISHED (the caller takes it). */
+bool tp_connect_start(struct tp_conn *c, const void *pdata, size_t len);
 /* Disconnect, wait (briefly) for DISCONNECTED, destroy everything. */
 void tp_close(struct tp_conn *c, int timeout_ms);
 /*
@@ -217,6 +273,12 @@ bool tp_close_after_peer(struct tp_conn *c, unsigned int n, int timeout_ms);
 /* The same without destroying: the QPs' flushed WRs are still to reap. */
 bool tp_disconnect_after_peer(struct tp_conn *c, unsigned int n,
 			      int timeout_ms);
+/*
+ * Close @n connections (one event channel) ourselves: disconnect each,
+ * then wait for every DISCONNECTED and destroy them all; false after
+ * tp_fail().
+ */
+bool tp_close_leading(struct tp_conn *c, unsigned int n, int timeout_ms);
 /* Destroy without the disconnect handshake. */
 void tp_destroy(struct tp_conn *c);
 
