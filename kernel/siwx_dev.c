@@ -136,7 +136,13 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 	dev->netdev = netdev;
 	dev_hold(netdev);
 	INIT_LIST_HEAD(&dev->list);
-	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
+	/*
+	 * RX takes the MR table's lock in softirq. Both tables are locked
+	 * with bottom halves off: xarrays set up in one file share one
+	 * lockdep class, and a QP table locked with them on made lockdep
+	 * report that class as taken both ways.
+	 */
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	atomic_set(&dev->stag_key, get_random_u32());
 	dev->id = atomic_inc_return(&siwx_next_dev_id);

@@ -125,9 +125,9 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_rings;
 	}
 	/* Reserve the number; the CM can find the QP once it is complete */
-	rv = xa_alloc_cyclic(&dev->qps, &qpn, NULL,
-			     XA_LIMIT(1, SIWX_MAX_QPN), &dev->next_qpn,
-			     GFP_KERNEL);
+	rv = xa_alloc_cyclic_bh(&dev->qps, &qpn, NULL,
+				XA_LIMIT(1, SIWX_MAX_QPN), &dev->next_qpn,
+				GFP_KERNEL);
 	if (rv < 0)
 		goto err_rings;
 	ibqp->qp_num = qpn;
@@ -137,12 +137,12 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (rv)
 			goto err_qpn;
 	}
-	xa_store(&dev->qps, qpn, qp, GFP_KERNEL);
+	xa_store_bh(&dev->qps, qpn, qp, GFP_KERNEL);
 	siwx_qp_fill_cap(qp, &attr->cap);
 	return 0;
 
 err_qpn:
-	xa_erase(&dev->qps, qpn);
+	xa_erase_bh(&dev->qps, qpn);
 err_rings:
 	kvfree(qp->sq_shadow);
 	siwx_ring_free(&qp->rq);
@@ -197,7 +197,7 @@ int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&qp->state_lock);
 	siwx_qp_disconnect(qp, true);
 
-	xa_erase(&dev->qps, ibqp->qp_num);
+	xa_erase_bh(&dev->qps, ibqp->qp_num);
 	siwx_qp_put(qp);
 	wait_for_completion(&qp->released);
 	kvfree(qp->sq_shadow);
