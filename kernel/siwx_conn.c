@@ -301,19 +301,26 @@ static void siwx_conn_close_work(struct work_struct *work)
 					      close_work);
 	unsigned long flags;
 	struct siwx_qp *qp;
-	bool abortive;
+	bool abortive, drain;
 
 	mutex_lock(&conn->mutex);
 	spin_lock_irqsave(&conn->lock, flags);
 	abortive = conn->abortive;
 	spin_unlock_irqrestore(&conn->lock, flags);
+	/*
+	 * The socket of a graceful close, and of one that sent a Terminate,
+	 * ends like a graceful one: our FIN behind the last FPDU, what the
+	 * peer still sends read and dropped (siwx_conn_linger). A reset
+	 * would discard a Terminate not yet sent, and the peer would never
+	 * learn why the Stream ended, which is what a Terminate is for.
+	 */
+	drain = !abortive || READ_ONCE(conn->term_sent);
 	qp = conn->qp;
 	if (conn->sock) {
 		siwx_conn_stop(conn);
 		WRITE_ONCE(conn->tx_stop, true);
 		/* Ends any send in progress; graceful: FIN after the data */
-		kernel_sock_shutdown(conn->sock,
-				     abortive ? SHUT_RDWR : SHUT_WR);
+		kernel_sock_shutdown(conn->sock, drain ? SHUT_WR : SHUT_RDWR);
 	}
 	if (qp) {
 		spin_lock_bh(&qp->sq_lock);
@@ -346,7 +353,7 @@ static void siwx_conn_close_work(struct work_struct *work)
 		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_CLOSE, 0, NULL);
 		conn->established = false;
 	}
-	if (conn->sock && !abortive)
+	if (conn->sock && drain)
 		siwx_conn_linger(conn->sock);
 	siwx_conn_release_sock(conn);
 	if (conn->id) {

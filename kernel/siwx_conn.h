@@ -106,6 +106,7 @@ struct siwx_conn {
 	bool closing;
 	bool established;		/* DISCONNECT and CLOSE are owed */
 	bool abortive;
+	bool term_sent;			/* TX: our Terminate is queued */
 	bool replied;			/* passive: accepted or rejected */
 	/* Peer-to-peer (RFC 6581): RTR owed by us, or awaited from the peer */
 	bool rtr_send;			/* TX only */

@@ -873,6 +873,7 @@ static void siwx_tx_run(struct siwx_conn *conn, bool in_syscall)
 		}
 		if (siwx_term_is_pending(conn)) {
 			siwx_tx_terminate(conn);
+			WRITE_ONCE(conn->term_sent, true);
 			siwx_tx_pause(conn);
 			WRITE_ONCE(conn->tx_stop, true);
 			siwx_conn_close(conn, true);
