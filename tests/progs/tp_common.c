@@ -301,37 +301,19 @@ bool tp_expect_async_event(struct ibv_context *ctx, const void *obj,
 			   const char *obj_name, enum ibv_event_type type,
 			   int timeout_ms, const char *who)
 {
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-	uint64_t deadline = tp_now_ms() + (uint64_t)timeout_ms;
-	struct ibv_async_event ev;
-	int seen = 0, wait;
+	unsigned long seen = tp_count_async_events(ctx, obj, obj_name, type, 1,
+						   timeout_ms, who);
 
-	/* Until the deadline for the first, then whatever is already due */
-	for (;;) {
-		wait = seen ? 200 : (int)(deadline > tp_now_ms() ?
-					  deadline - tp_now_ms() : 0);
-		if (poll(&p, 1, wait) != 1 || ibv_get_async_event(ctx, &ev))
-			break;
-		/* element is a union of pointers: any member names the object */
-		if ((const void *)ev.element.qp != obj) {
-			tp_vlog("%s: asynchronous event %s on another object",
-				who, ibv_event_type_str(ev.event_type));
-		} else if (ev.event_type != type || seen) {
-			tp_fail("%s: asynchronous event %s on the %s, expected "
-				"one %s", who, tp_qp_event_name(ev.event_type),
-				obj_name, tp_qp_event_name(type));
-			seen++;
-		} else {
-			tp_log("%s: asynchronous event %s on the %s", who,
-			       tp_qp_event_name(type), obj_name);
-			seen++;
-		}
-		ibv_ack_async_event(&ev);
-	}
-	if (!seen)
+	if (seen == 1)
+		tp_log("%s: asynchronous event %s on the %s", who,
+		       tp_qp_event_name(type), obj_name);
+	else if (!seen)
 		tp_fail("%s: no asynchronous event on the %s within %d ms "
 			"(expected %s)", who, obj_name, timeout_ms,
 			tp_qp_event_name(type));
+	else
+		tp_fail("%s: %lu asynchronous events %s on the %s, expected "
+			"one", who, seen, tp_qp_event_name(type), obj_name);
 	return seen == 1;
 }
 
@@ -352,6 +334,7 @@ unsigned long tp_count_async_events(struct ibv_context *ctx, const void *obj,
 						  deadline - tp_now_ms() : 0);
 		if (poll(&p, 1, wait) != 1 || ibv_get_async_event(ctx, &ev))
 			break;
+		/* element is a union of pointers: any member names the object */
 		if ((const void *)ev.element.qp != obj)
 			tp_vlog("%s: asynchronous event %s on another object",
 				who, ibv_event_type_str(ev.event_type));
@@ -698,19 +681,10 @@ bool tp_accept(struct tp_conn *c, const void *pdata, size_t len,
 static bool resolve(struct tp_conn *c, const char *host, uint16_t port,
 		    int timeout_ms)
 {
-	struct addrinfo hints = { .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = tp_dest(host, port);
 	struct rdma_cm_event *ev;
-	struct addrinfo *ai;
-	char ps[8];
 	int r;
 
-	snprintf(ps, sizeof(ps), "%u", port);
-	r = getaddrinfo(host, ps, &hints, &ai);
-	if (r) {
-		tp_fail("cannot resolve '%s': %s", host, gai_strerror(r));
-		return false;
-	}
 	r = rdma_resolve_addr(c->id, NULL, ai->ai_addr, 5000);
 	freeaddrinfo(ai);
 	if (r) {
