@@ -23,6 +23,7 @@
 #include <linux/in6.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 
 #include <siwx/proto/bytes.h>
@@ -67,6 +68,20 @@ static bool siwx_addr_is_any(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET6)
 		return ipv6_addr_any(&s6->sin6_addr);
 	return s4->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+/*
+ * rdma_cm's AF_ONLY (rdma_set_afonly(), or net.ipv6.bindv6only for a
+ * wildcard bind): an IPv6 socket that takes no IPv4 traffic. The NFS
+ * server listens on 0.0.0.0 and, AF_ONLY, on [::] of one port: as a
+ * dual-stack socket the second would not bind (EADDRINUSE).
+ */
+static int siwx_sock_set_afonly(struct socket *sock,
+				const struct iw_cm_id *id)
+{
+	if (sock->sk->sk_family != AF_INET6 || !id->afonly)
+		return 0;
+	return ip6_sock_set_v6only(sock->sk);
 }
 
 static int siwx_cm_send_rr(struct siwx_conn *conn,
@@ -269,6 +284,9 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 		goto err_free;
 	sk = l->sock->sk;
 	sk->sk_reuse = SK_CAN_REUSE;
+	rv = siwx_sock_set_afonly(l->sock, id);
+	if (rv)
+		goto err_sock;
 	/*
 	 * rdma_listen() on the wildcard address asks every RDMA device to
 	 * listen on the port. Ours takes only what arrives on its netdev:
@@ -508,6 +526,9 @@ int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err;
 	conn->sock->sk->sk_reuse = SK_CAN_REUSE;
+	rv = siwx_sock_set_afonly(conn->sock, id);
+	if (rv)
+		goto err;
 	rv = siwx_kernel_bind(conn->sock, &id->m_local_addr,
 			      siwx_addr_len(&id->m_local_addr));
 	if (rv)
