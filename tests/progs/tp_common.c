@@ -514,8 +514,8 @@ void tp_request_conn(struct tp_conn *c, struct rdma_event_channel *ec,
 	c->ec = ec;
 	c->id = ev->id;
 	tp_save_pdata(c, &ev->param.conn);
-	c->peer_initiator_depth = ev->param.conn.initiator_depth;
-	c->peer_responder_resources = ev->param.conn.responder_resources;
+	c->req_initiator_depth = ev->param.conn.initiator_depth;
+	c->req_responder_resources = ev->param.conn.responder_resources;
 }
 
 bool tp_take_request(struct rdma_event_channel *ec, struct rdma_cm_id *listen,
@@ -662,8 +662,8 @@ bool tp_accept_start(struct tp_conn *c, const void *pdata, size_t len,
 	struct rdma_conn_param p = conn_param(pdata, len);
 
 	rd_atomic = clamp_rd_atomic(c->id->verbs, rd_atomic);
-	p.responder_resources = min_u8(rd_atomic, c->peer_initiator_depth);
-	p.initiator_depth = min_u8(rd_atomic, c->peer_responder_resources);
+	p.responder_resources = min_u8(rd_atomic, c->req_responder_resources);
+	p.initiator_depth = min_u8(rd_atomic, c->req_initiator_depth);
 	if (rdma_accept(c->id, &p)) {
 		tp_fail("rdma_accept: %s", strerror(errno));
 		return false;

@@ -163,9 +163,13 @@ struct tp_conn {
 	uint8_t rd_atomic;			/* negotiated ORD/IRD */
 	uint8_t peer_pdata[TP_ACCEPT_PDATA_MAX];
 	size_t peer_pdata_len;
-	/* Connect request parameters (server side). */
-	uint8_t peer_initiator_depth;
-	uint8_t peer_responder_resources;
+	/*
+	 * Server side: the connect request's bounds, as rdma_cm gives them
+	 * to a listener (the InfiniBand CM's convention, iWARP's too): the
+	 * most Reads we may issue (the peer's IRD) and serve (its ORD).
+	 */
+	uint8_t req_initiator_depth;
+	uint8_t req_responder_resources;
 };
 
 struct rdma_event_channel *tp_channel(void);
