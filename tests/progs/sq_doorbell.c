@@ -119,8 +119,14 @@ static int run_server(const struct opts *o)
 		if (!tp_setup_qp(&c, &q) ||
 		    !tp_accept(&c, pdata, sizeof(pdata), 16, o->r.timeout_ms))
 			return 1;
-		/* The client's WRs need nothing of us; it disconnects. */
-		if (!tp_close_after_peer(&c, 1, o->r.timeout_ms))
+		/*
+		 * The client's WRs need nothing of us; it disconnects once
+		 * all of a shape completed. That takes as long as the shape
+		 * (a minute and more on the debug kernel), so the bound is the
+		 * first request's: the client's own stall check (-t without
+		 * progress) is what catches a WR that never completes.
+		 */
+		if (!tp_close_after_peer(&c, 1, 600000))
 			return 1;
 		n++;
 	}
