@@ -42,8 +42,14 @@ CACHE=$BUILD/vm/cache    # downloaded .deb files, kept across rebuilds
 mkdir -p "$CACHE" "$VM"
 
 # Kernel modules the guests load (build-base adds their dependencies; the
-# debug kernel builds these and no other).
-GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe nvme-rdma nvmet-rdma sch_netem)
+# debug kernel builds these and no other): devices and links, the kernel
+# ULPs (NVMe-oF, NFS/RDMA, iSER with LIO) and the dummy netdev of siwx-device.
+GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe sch_netem dummy
+	nvme-rdma nvmet-rdma rpcrdma nfsd nfsv3 nfsv4
+	ib_iser ib_isert sd_mod target_core_file)
+# Packages of the kernel storage scenarios' programs (lib/build-base,
+# lib/storage-root): NFS server and client, rpcbind, open-iscsi.
+STORAGE_PKGS=(nfs-kernel-server nfs-common rpcbind open-iscsi)
 # CRC modules that some kernels have and others do not (7.x folded them into
 # the CRC library): taken where they exist.
 GUEST_MAYBE_MODULES=(crc32_generic libcrc32c crc32c_generic crc32c-intel)
