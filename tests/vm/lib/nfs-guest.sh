@@ -1,0 +1,215 @@
+# NFS over RDMA inside a guest (scenario siwx-nfs-rdma copies this file to
+# /overlay/nfs.sh, and guest-ctl.sh to /overlay/ctl.sh). Runs under busybox sh:
+#   sh /overlay/nfs.sh server            export /export (tmpfs) over TCP and
+#                                        RDMA (port 20049), then obey the
+#                                        client's commands until "done"
+#   sh /overlay/nfs.sh client ADDR TAG WORKLOAD
+#                                        mount ADDR:/export over RDMA as NFS
+#                                        v4.2 and v3, run WORKLOAD (full,
+#                                        short or capture) in the directory
+#                                        TAG of the export, and have the
+#                                        server check what it holds
+#   sh /overlay/nfs.sh bye ADDR          tell the server at ADDR "done"
+# The client talks to the server's control loop through ctl.sh
+# (guest-ctl.sh).
+set -eu
+CTL_NAME=nfs
+. /overlay/ctl.sh
+
+# --- server ---------------------------------------------------------------
+
+nfsd_start() {
+	# Grace and lease at their minimum (10 s): NFSv4 refuses new opens for
+	# the grace period after every start of nfsd.
+	rpc.nfsd -G 10 -L 10 --rdma=20049 8
+	grep -q '^rdma 20049$' /proc/fs/nfsd/portlist ||
+		fail "nfsd has no RDMA listener: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+}
+
+server() {
+	modprobe -a nfsd rpcrdma
+	grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
+	mkdir -p /export /var/lib/nfs/v4recovery /run/rpcbind
+	: >/var/lib/nfs/etab
+	: >/var/lib/nfs/rmtab
+	mount -t tmpfs -o size=1g export /export
+	echo '/export *(rw,no_root_squash,no_subtree_check,insecure)' >/etc/exports
+	rpcbind
+	pidof rpcbind >/dev/null || fail "rpcbind did not start"
+	rpc.mountd
+	pidof rpc.mountd >/dev/null || fail "rpc.mountd did not start"
+	exportfs -r
+	nfsd_start
+	say "exporting /export: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+	while :; do
+		cmd=$(next_command)
+		set -- $cmd
+		case ${1:-} in
+		restart)
+			# Every transport closes, RDMA connections included; the
+			# clients reconnect and resend what was outstanding.
+			rpc.nfsd 0
+			sleep 2
+			nfsd_start
+			say "nfsd restarted"
+			reply restarted ;;
+		verify)
+			# The files as the server holds them: the client's checksums
+			# of what it wrote.
+			if (cd "/export/$2" && sha256sum -c -s sums); then
+				say "$2: $(wc -l <"/export/$2/sums") files as the client wrote them"
+				reply ok
+			else
+				(cd "/export/$2" && sha256sum -c sums 2>&1 | grep -v ': OK$' | head -5) || :
+				reply bad
+			fi ;;
+		done) break ;;
+		*) fail "unknown command '$cmd'" ;;
+		esac
+	done
+	rpc.nfsd 0
+	exportfs -au
+	say "nfsd stopped"
+}
+
+# --- client ---------------------------------------------------------------
+
+# xprt MOUNTPOINT: the RPC transport line of the mount in mountstats
+# ("xprt: rdma 0 BIND CONNECTS ..." for RPC-over-RDMA).
+xprt() {
+	awk -v m="$1" '$1 == "device" { cur = ($5 == m) } cur && $1 == "xprt:" { print; exit }' \
+		/proc/self/mountstats
+}
+# xprt_field MOUNTPOINT N: field N after "rdma" (3: connect count; 11, 12,
+# 13: read, write and reply chunks; net/sunrpc/xprtrdma/transport.c)
+xprt_field() { xprt "$1" | awk -v n="$2" '{ print $(n + 2) }'; }
+
+# src SIZE: a file of SIZE random bytes in /tmp and its checksum, made once.
+src() {
+	f=/tmp/src.$1
+	if [ ! -f "$f" ]; then
+		head -c "$1" /dev/urandom >"$f"
+		sha256sum <"$f" | cut -d' ' -f1 >"$f.sum"
+	fi
+	echo "$f"
+}
+
+# put SRC DEST: copy SRC to $dir/DEST, buffered (cp) or with O_DIRECT (dd,
+# names d.*); remember what it should hold (/tmp/list, /tmp/sums).
+put() {
+	case $(basename "$2") in
+	d.*) dd if="$1" of="$dir/$2" bs=1M oflag=direct status=none ;;
+	*) cp "$1" "$dir/$2" ;;
+	esac
+	echo "$1 $2" >>/tmp/list
+	echo "$(cat "$1.sum")  $2" >>/tmp/sums
+}
+
+# check SRC FILE: FILE read back (buffered, or O_DIRECT for d.*) equals SRC.
+check() {
+	case $(basename "$2") in
+	d.*) dd if="$2" of=/tmp/back bs=1M iflag=direct status=none ;;
+	*) cat "$2" >/tmp/back ;;
+	esac
+	cmp "$1" /tmp/back || fail "$2 read back differs"
+}
+
+sizes_full="1 4095 4096 65537 1048579 8388608 67108864"
+sizes_short="1 4096 65537 1048579 8388608"
+sizes_capture="4096 1048576"
+
+# workload DIR KIND: write, then read back, every size buffered and with
+# O_DIRECT, files in parallel, a directory tree; KIND full, short or capture.
+workload() {
+	dir=$1
+	mkdir -p "$dir"
+	: >/tmp/list
+	: >/tmp/sums
+	eval "sizes=\$sizes_$2"
+	for s in $sizes; do
+		f=$(src "$s")
+		put "$f" "b.$s"
+		put "$f" "d.$s"
+	done
+	if [ "$2" != capture ]; then
+		f=$(src 1048579)
+		for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+			put "$f" "p.$i" &
+		done
+		wait
+		# a tree: 8 directories 3 levels deep, 4 small files in each
+		for a in 1 2; do for b in 1 2; do for c in 1 2; do
+			mkdir -p "$dir/tree/$a/$b/$c"
+			for n in 1 2 3 4; do put "$(src $((a * 100 + b * 10 + c + n)))" "tree/$a/$b/$c/f$n"; done
+		done; done; done
+		[ "$(find "$dir/tree" -type f | wc -l)" = 32 ] || fail "$dir/tree: not 32 files"
+		[ "$(find "$dir/tree" -type d | wc -l)" = 15 ] || fail "$dir/tree: not 15 directories"
+	fi
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	while read -r f name; do check "$f" "$dir/$name"; done </tmp/list
+	cp /tmp/sums "$dir/sums"
+	say "$dir: $(wc -l </tmp/list) files written and read back"
+}
+
+client() {
+	addr=$1 tag=$2 kind=$3
+	modprobe -a nfsv4 nfsv3 rpcrdma
+	mkdir -p /mnt/v4 /mnt/v3 /var/lib/nfs
+	i=0
+	until mount.nfs4 "$addr:/export" /mnt/v4 -o vers=4.2,proto=rdma,port=20049; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || fail "mount -o vers=4.2,proto=rdma $addr:/export"
+		sleep 1
+	done
+	mount.nfs "$addr:/export" /mnt/v3 -o vers=3,proto=rdma,port=20049,nolock
+	for m in /mnt/v4 /mnt/v3; do
+		x=$(xprt $m)
+		case $x in *"xprt:"*rdma*) ;; *) fail "$m is not over RDMA: '$x'" ;; esac
+		say "$m: $(awk -v m=$m '$2 == m { print $4 }' /proc/mounts)"
+	done
+	for m in /mnt/v4 /mnt/v3; do
+		workload "$m/$tag${m#/mnt/}" "$kind"
+		[ "$(ask "$addr" "verify $tag${m#/mnt/}")" = ok ] || fail "the server's $tag${m#/mnt/} differs"
+	done
+	if [ "$kind" = full ]; then
+		restart "$addr"
+	fi
+	for m in /mnt/v4 /mnt/v3; do
+		say "$m: $(xprt $m | awk '{ print "connects " $5 ", read chunks " $13 ", write chunks " $14 ", reply chunks " $15 }')"
+		[ "$(xprt_field $m 12)" -gt 0 ] || fail "$m: no write chunks (server RDMA Writes)"
+	done
+	umount /mnt/v4 /mnt/v3
+}
+
+# restart ADDR: nfsd stops and starts while both mounts write; the writes
+# complete, the data is exact, and each mount connected again.
+restart() {
+	c4=$(xprt_field /mnt/v4 3) c3=$(xprt_field /mnt/v3 3)
+	f=$(src 8388608)
+	pids=
+	for m in /mnt/v4 /mnt/v3; do
+		d=$m/restart
+		mkdir -p "$d"
+		(for i in 1 2 3 4 5 6; do dd if="$f" of="$d/r.$i" bs=1M oflag=direct status=none || exit 1; done) &
+		pids="$pids $!"
+	done
+	sleep 1
+	[ "$(ask "$1" restart)" = restarted ] || fail "server restart"
+	# one wait a writer: a bare "wait" returns 0 whatever they returned
+	for p in $pids; do wait "$p" || fail "writes across the server restart"; done
+	echo 3 >/proc/sys/vm/drop_caches
+	for m in /mnt/v4 /mnt/v3; do
+		for i in 1 2 3 4 5 6; do check "$f" "$m/restart/r.$i"; done
+		c=$(xprt_field $m 3)
+		[ "$c" -gt "$(eval echo \$c${m#/mnt/v})" ] || fail "$m did not reconnect (connects $c)"
+	done
+	say "writes across the server restart complete and exact; both mounts reconnected"
+}
+
+case ${1:-} in
+server) server ;;
+client) shift; client "$@" ;;
+bye) send "$2" done ;;
+*) fail "usage: nfs.sh server | client ADDR TAG full|short|capture | bye ADDR" ;;
+esac
