@@ -65,11 +65,15 @@ siw_accept_race() {
 	f=$("$VM_SRC/mpa-fpdus" "$1" "$2" 2>/dev/null) || return 1
 	[ "$(grep -c '^c2s ' <<<"$f")" -ge 1 ] && [ "$(grep -c '^s2c ' <<<"$f")" -eq 0 ]
 }
-# set_aside LOGDIR WHY: keep the failed try's logs as LOGDIR.WHY.
+# set_aside LOGDIR WHY [WHAT]: keep the failed try's logs as LOGDIR.WHY;
+# WHAT says whose defect it was (by default upstream siw's, proven by the
+# capture).
 set_aside() {
+	local what="upstream siw's defect, not siwx's ($2: the capture shows siwx's side right)"
+	[ -z "${3:-}" ] || what=$3
 	rm -rf "$1.$2"
 	mv "$1" "$1.$2"
-	say "upstream siw's defect, not siwx's ($2: the capture shows siwx's side right; logs: $1.$2): running once more"
+	say "$what (logs: $1.$2): running once more"
 }
 
 # module_make DIR [ARGS...]: Kbuild of the out-of-tree module in DIR against

@@ -70,6 +70,28 @@ server() {
 	rpc.nfsd 0
 	exportfs -au
 	say "nfsd stopped"
+	svcrdma_leak_check
+}
+
+# Linux 6.1's svcrdma never frees a connection request still waiting on
+# its listener for nfsd's accept when nfsd stops (the listener's
+# sc_accept_q is not emptied; net/sunrpc/xprtrdma/svc_rdma_transport.c):
+# a client reconnecting while nfsd stops for the restart can leave one,
+# and its cm_id then blocks the device's removal for ever (the guest's
+# teardown would hang until the run's time limit). Once nfsd stopped, none
+# of its cm_ids may remain; if one does, say so and power off now, for
+# the scenario to recognise it (SVCRDMA-PENDING-LEAK).
+svcrdma_leak_check() {
+	i=0
+	while left=$(rdma res show cm_id | grep 'comm \[rpcrdma\]'); do
+		i=$((i + 1))
+		[ $i -lt 25 ] || break
+		sleep 0.2
+	done
+	[ -n "$left" ] || return 0
+	echo "SVCRDMA-PENDING-LEAK: cm_ids of rpcrdma left after nfsd stopped:"
+	echo "$left"
+	poweroff -f
 }
 
 # --- client ---------------------------------------------------------------
