@@ -283,22 +283,20 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST)
 		ev.provider_data = conn;
-	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
-		/*
-		 * The Initiator's IRD and ORD (our proposal's ORD and IRD):
-		 * rdma_cm hands them to the listener as the initiator_depth
-		 * and responder_resources it may accept with, as InfiniBand's
-		 * CM and upstream siw do. The NFS server accepts with
-		 * initiator_depth = min(event's, device's) and refuses 0.
-		 */
-		ev.ird = conn->mpa.ord;
-		ev.ord = conn->mpa.ird;
-	} else if (type == IW_CM_EVENT_CONNECT_REPLY) {
-		ev.ird = conn->mpa.ird;
-		ev.ord = conn->mpa.ord;
-	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST ||
 	    type == IW_CM_EVENT_CONNECT_REPLY) {
+		bool request = type == IW_CM_EVENT_CONNECT_REQUEST;
+
+		/*
+		 * A request carries the Initiator's IRD and ORD (our
+		 * proposal's ORD and IRD): rdma_cm hands them to the listener
+		 * as the initiator_depth and responder_resources it may
+		 * accept with, as InfiniBand's CM and upstream siw do (the
+		 * NFS server refuses an initiator_depth of 0). A reply
+		 * carries what we agreed.
+		 */
+		ev.ird = request ? conn->mpa.ord : conn->mpa.ird;
+		ev.ord = request ? conn->mpa.ird : conn->mpa.ord;
 		if (rr && rr->pd_len) {
 			ev.private_data = (void *)rr->pd;
 			ev.private_data_len = rr->pd_len;

@@ -65,6 +65,25 @@ siw_accept_race() {
 	f=$("$VM_SRC/mpa-fpdus" "$1" "$2" 2>/dev/null) || return 1
 	[ "$(grep -c '^c2s ' <<<"$f")" -ge 1 ] && [ "$(grep -c '^s2c ' <<<"$f")" -eq 0 ]
 }
+# capture_check LABEL PCAP PORT NEED...: the RDMAP messages of the capture
+# on PORT (tests/vm/mpa-fpdus), counted by direction and opcode and
+# printed; each NEED, "DIR OPCODES WHAT" (OPCODES a regex such as 0x3|0x5,
+# DIR c2s: from the connecting side, RFC 5040 section 4.3), must be among
+# them; no Terminate, and every CRC good.
+capture_check() {
+	local label=$1 pcap=$2 port=$3 fpdus counts bad need dir ops what
+	shift 3
+	fpdus=$("$VM_SRC/mpa-fpdus" "$pcap" "$port") || die "$label: capture not parsed"
+	counts=$(awk '{ n[$1 " " $2]++ } END { for (k in n) print k, n[k] }' <<<"$fpdus" | sort)
+	echo "$counts"
+	for need; do
+		read -r dir ops what <<<"$need"
+		grep -Eq "^$dir ($ops) " <<<"$counts" || die "$label: no $what in the capture"
+	done
+	if grep -q ' 0x7 ' <<<"$counts"; then die "$label: a Terminate in the capture"; fi
+	bad=$(awk '$NF != "good"' <<<"$fpdus" | head -n 3)
+	[ -z "$bad" ] || die "$label: FPDUs with a bad CRC: $bad"
+}
 # set_aside LOGDIR WHY [WHAT]: keep the failed try's logs as LOGDIR.WHY;
 # WHAT says whose defect it was (by default upstream siw's, proven by the
 # capture).
