@@ -431,6 +431,17 @@ int siwx_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	return 0;
 }
 
+/*
+ * A blocking connect that outlives sk_sndtimeo returns -EINPROGRESS, a send
+ * or read that outlives its timeout -EAGAIN. For iw_cm both mean that the
+ * peer did not answer in time: -ETIMEDOUT, which rdma_cm reports as
+ * RDMA_CM_EVENT_UNREACHABLE (siw reports its MPA timeout the same way).
+ */
+static int siwx_cm_timed_out(int rv)
+{
+	return rv == -EINPROGRESS || rv == -EAGAIN ? -ETIMEDOUT : rv;
+}
+
 static void siwx_cm_active_work(struct work_struct *work)
 {
 	struct siwx_conn *conn = container_of(work, struct siwx_conn,
@@ -452,10 +463,10 @@ static void siwx_cm_active_work(struct work_struct *work)
 	if (rv)
 		goto fail;
 	rv = siwx_cm_recv_rr(conn, &rep);
-	if (rv)
-		pr_info_ratelimited("siwx: MPA Reply not read: %d\n", rv);
 	if (rv) {
-		rv = rv == -EINVAL ? -EINVAL : -ECONNRESET;
+		pr_info_ratelimited("siwx: MPA Reply not read: %d\n", rv);
+		if (rv != -EINVAL && rv != -EAGAIN)
+			rv = -ECONNRESET;
 		goto fail;
 	}
 	verdict = siwx_mpa_check_reply(&conn->pol, &conn->req, &rep,
@@ -487,6 +498,7 @@ static void siwx_cm_active_work(struct work_struct *work)
 	return;
 
 fail:
+	rv = siwx_cm_timed_out(rv);
 	pr_info_ratelimited("siwx: %s: connect failed: %d\n",
 			    dev_name(&id->device->dev), rv);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, rv, reply);
