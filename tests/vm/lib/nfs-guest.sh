@@ -10,6 +10,14 @@
 #                                        TAG of the export, and have the
 #                                        server check what it holds
 #   sh /overlay/nfs.sh bye ADDR          tell the server at ADDR "done"
+# and, for tools/bench's NFS bandwidth steps (one per measurement):
+#   sh /overlay/nfs.sh bench-serve       export as above (once per boot),
+#                                        then wait for the step's "done"
+#   sh /overlay/nfs.sh bench-bw ADDR rdma|tcp write|read MIB
+#                                        mount ADDR:/export (v4.2), time
+#                                        writing (or reading back) MIB MiB,
+#                                        print "nfs-bw,OP,PROTO,BYTES,SECONDS",
+#                                        tell the server "done"
 # The client talks to the server's control loop through ctl.sh
 # (guest-ctl.sh).
 set -eu
@@ -26,7 +34,8 @@ nfsd_start() {
 		fail "nfsd has no RDMA listener: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
 }
 
-server() {
+# export_start: /export (tmpfs) exported over TCP and RDMA, nfsd running.
+export_start() {
 	modprobe -a nfsd rpcrdma
 	grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
 	mkdir -p /export /var/lib/nfs/v4recovery /run/rpcbind
@@ -41,6 +50,10 @@ server() {
 	exportfs -r
 	nfsd_start
 	say "exporting /export: $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+}
+
+server() {
+	export_start
 	while :; do
 		cmd=$(next_command)
 		set -- $cmd
@@ -229,9 +242,67 @@ restart() {
 	say "writes across the server restart complete and exact; both mounts reconnected"
 }
 
+# --- bandwidth (tools/bench) ------------------------------------------------
+
+# bench_serve: the export, set up by the boot's first step; then the wait
+# for the client's "done". Its control listener is new in every step: the
+# harness takes it as the sign that the server is ready.
+bench_serve() {
+	[ -f /tmp/nfs-exported ] || { export_start && : >/tmp/nfs-exported; }
+	cmd=$(next_command)
+	[ "$cmd" = done ] || fail "bench-serve: unexpected command '$cmd'"
+}
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# bench_bw ADDR PROTO OP MIB: one timed transfer through a fresh v4.2 mount
+# with an empty page cache: a buffered write of MIB MiB ended by fsync (as
+# applications write), or the read of that file (readahead), which is then
+# removed. The file is named by transport and address: each stack has its
+# own link, and the boot's steps write every stack's file before reading.
+bench_bw() {
+	addr=$1 proto=$2 op=$3 mib=$4
+	m=/mnt/bench f=/mnt/bench/bw.$2.$1
+	port=2049
+	[ "$proto" = rdma ] && port=20049
+	modprobe -a nfsv4 rpcrdma
+	mkdir -p $m /var/lib/nfs
+	umount -l $m 2>/dev/null || :
+	# soft, short timeouts: a transport that stalls fails its step (EIO
+	# within about 30 s), instead of hanging the boot on a hard mount.
+	i=0
+	until mount.nfs4 "$addr:/export" $m -o "vers=4.2,proto=$proto,port=$port,soft,timeo=100,retrans=1"; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || fail "mount -o vers=4.2,proto=$proto $addr:/export"
+		sleep 1
+	done
+	x=$(xprt $m)
+	# its words: "xprt:", the transport, its counters
+	set -- $x
+	[ "${2:-}" = "$proto" ] || fail "$m is not over $proto: '$x'"
+	# Opening a file waits out NFSv4's grace period after nfsd started.
+	: >"$m/warm.$proto.$addr"
+	echo 3 >/proc/sys/vm/drop_caches
+	t0=$(uptime_s)
+	case $op in
+	write) dd if=/dev/zero of="$f" bs=1M count="$mib" conv=fsync status=none ;;
+	read)
+		n=$(dd if="$f" of=/dev/null bs=1M 2>&1 | head -n 1)
+		[ "$n" = "$mib+0 records in" ] || fail "read of $f: '$n', not $mib MiB" ;;
+	*) fail "bench-bw: no operation '$op'" ;;
+	esac
+	t1=$(uptime_s)
+	[ "$op" = write ] || rm -f "$f"
+	umount $m
+	echo "nfs-bw,$op,$proto,$((mib * 1048576)),$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+	send "$addr" done
+}
+
 case ${1:-} in
 server) server ;;
 client) shift; client "$@" ;;
 bye) send "$2" done ;;
-*) fail "usage: nfs.sh server | client ADDR TAG full|short|capture | bye ADDR" ;;
+bench-serve) bench_serve ;;
+bench-bw) shift; bench_bw "$@" ;;
+*) fail "usage: nfs.sh server | client ADDR TAG full|short|capture | bye ADDR | bench-serve | bench-bw ADDR rdma|tcp write|read MIB" ;;
 esac

@@ -29,7 +29,10 @@ PERFTEST_MB = MIB
 UNSUPPORTED = {"siw": {"atomic", "imm"}}
 # What a variant stack measures (the rest it shares with its original).
 # siwx-rsockets: rstream on siwx with our patched librdmacm (rstream.py).
-VARIANT_TESTS = {"siwx-nocrc": {"tcp", "write_bw_ev"} |
+# Kinds measured over TCP, once per boot on the first stack's link (a
+# shared boot lists them under every stack): iperf3, and NFS over TCP.
+TCP_KINDS = ("tcp", "nfs_tcp")
+VARIANT_TESTS = {"siwx-nocrc": {"tcp", "nfs_tcp_write", "nfs_tcp_read", "write_bw_ev"} |
                  {f"{op}_{k}" for op in OPS for k in ("bw", "lat")},
                  "siwx-rsockets": {t[0] for t in rstream.TESTS}}
 # Whose ratios to what: siwx to every other stack, siwx without CRCs

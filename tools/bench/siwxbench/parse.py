@@ -1,14 +1,14 @@
 """Reading a run's logs: the guests' out.log split into bstep's BENCH-BEGIN
 / BENCH-END blocks, the programs' outputs in them (perftest, iperf3 -J,
-siwx-imm-bench, rstream), each boot's measurements and run status, and a
+siwx-imm-bench, rstream, the NFS steps' timing), each boot's measurements and run status, and a
 stack's boots merged into one (medians: stats.merge_rounds)."""
 
 import json
 import os
 import re
 
-from . import rstream
-from .common import MPA_CRC, PERFTEST_MB
+from . import nfs, rstream
+from .common import MPA_CRC, PERFTEST_MB, TCP_KINDS
 from .layout import read_log, read_plan, stack_dirs
 from .stats import merge_rounds
 
@@ -120,6 +120,8 @@ def parse_output(kind, lines, nbytes):
         return parse_imm(lines)
     if kind in rstream.KINDS:
         return rstream.parse(lines, kind, nbytes)
+    if kind in nfs.KINDS:
+        return nfs.parse(lines)
     return parse_perftest(lines, kind)
 
 
@@ -151,7 +153,7 @@ def measure(stack, st, boot, cli, srv):
     sfields = srv.get(st["id"], ([], {}))[1]
     # Both guests' siwx module, as the step began (bstep)
     crc = set()
-    if stack in MPA_CRC and st["kind"] != "tcp":
+    if stack in MPA_CRC and st["kind"] not in TCP_KINDS:
         crc = {fields.get("siwx_mpa_crc"), sfields.get("siwx_mpa_crc")} - {None}
     if crc:
         m["mpa_crc"] = "/".join(sorted(crc))
@@ -193,13 +195,13 @@ def _judge(m, r, lines, fields, sfields):
 def run_status(meas, fails):
     """(status, reason) of a stack in one boot: ok, partial (some RDMA
     figures, but the harness saw failures) or skipped (none)."""
-    ok = [m for m in meas if m["status"] == "ok" and m["kind"] != "tcp"]
+    ok = [m for m in meas if m["status"] == "ok" and m["kind"] not in TCP_KINDS]
     if ok and not fails:
         return "ok", ""
     if ok:
         return "partial", "; ".join(" / ".join(f.splitlines()[:3]) for f in fails)
     abandon = [m["note"] for m in meas if m["status"] == "skipped"]
-    first_fail = [m for m in meas if m["status"] == "failed" and m["kind"] != "tcp"]
+    first_fail = [m for m in meas if m["status"] == "failed" and m["kind"] not in TCP_KINDS]
     why = []
     if first_fail:
         why.append(f"{first_fail[0]['step']} failed ({first_fail[0]['note']})")

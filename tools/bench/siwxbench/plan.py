@@ -2,9 +2,9 @@
 command lines for tools/bench/bstep, with what each measures), and the
 option defaults (sizes, iteration counts) that shape it."""
 
-from . import rstream
-from .common import (KIB, MIB, MPA_CRC, OPS, SIWX_MPA_CRC, UNSUPPORTED, VARIANT_TESTS,
-                     link_of, parse_size)
+from . import nfs, rstream
+from .common import (KIB, MIB, MPA_CRC, OPS, SIWX_MPA_CRC, TCP_KINDS, UNSUPPORTED,
+                     VARIANT_TESTS, link_of, parse_size)
 
 IMM_BENCH = "/overlay/siwx-imm-bench"
 NO_IMM_BENCH = "build/tools/siwx-imm-bench not built"
@@ -36,6 +36,9 @@ def apply_defaults(a):
     a.tcp_secs = pick(a.tcp_secs, 10, 2)
     a.step_timeout = pick(a.step_timeout, 300, 90)
     a.step_budget = pick(a.step_budget, 60, 30)
+    # NFS: 128 MiB take a few seconds per transfer under TCG; three such
+    # files (TCP, siwx, siw) fit the server's tmpfs in a 1 GiB guest.
+    a.nfs_mib = pick(a.nfs_mib, 128, 8)
 
 
 def bw_iters(a, size):
@@ -65,7 +68,7 @@ def make_plan(a, stack, have, profile, shared=False, tcp=True, rnd=1):
         if only and meta["test"] not in only:
             return
         # A shared boot's TCP is measured once, on the first stack's link.
-        meta = dict(meta, stack="*" if shared and meta["kind"] == "tcp" else stack)
+        meta = dict(meta, stack="*" if shared and meta["kind"] in TCP_KINDS else stack)
         if shared and meta["stack"] != "*":
             sid = f"{stack}.{sid}"
         steps.append((sid, f"{pre}{bs} server {sid} {t} {srv}",
@@ -81,6 +84,7 @@ def make_plan(a, stack, have, profile, shared=False, tcp=True, rnd=1):
     _atomics(a, stack, add, unsupported)
     _imm(a, stack, have, rnd, add, unsupported)
     _rstream(a, stack, have, add, unsupported)
+    _nfs(a, stack, tcp, add)
     if profile:
         _profiles(a, add)
     return steps, [u for u in unsupported if not only or u["test"] in only]
@@ -166,6 +170,14 @@ def _rstream(a, stack, have, add, unsupported):
             continue
         lib = rstream.PATCHED if stack == "siwx-rsockets" else ""
         add(f"{test}-{size}", lib + srv, lib + cli, meta)
+
+
+def _nfs(a, stack, tcp, add):
+    if not a.nfs:
+        return
+    nbytes = a.nfs_mib * MIB
+    for test, kind, srv, cli in nfs.steps(stack, a.nfs_mib, tcp):
+        add(f"{test}-{nbytes}", srv, cli, {"test": test, "kind": kind, "bytes": nbytes})
 
 
 def _profiles(a, add):

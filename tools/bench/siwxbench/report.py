@@ -6,12 +6,12 @@ import csv
 import json
 import os
 
-from . import rstream
-from .common import (KIB, MACHINE_NOTE, NOT_FIGURES, SHARED, STACKS, fmt, ratio_subjects,
-                     say, size_label)
+from . import nfs, rstream
+from .common import (KIB, MACHINE_NOTE, NOT_FIGURES, SHARED, STACKS, TCP_KINDS, fmt,
+                     ratio_subjects, say, size_label)
 from .parse import parse_stack
 from .plots import plots
-from .stats import compute_ratios, compute_targets, primary
+from .stats import compute_ratios, compute_targets, find, primary, ratio
 
 UNITS = {"bw_gbps": "Gbit/s", "bw_MiBps": "MiB/s", "bw_peak_MiBps": "MiB/s",
          "msg_rate_mpps": "Mmsg/s", "msgs_per_s": "msg/s", "bw_MBps": "MB/s",
@@ -113,6 +113,7 @@ def summary_md(outdir, res, plot_note):
     L += ["", "## Key figures", ""]
     L += _key_figures(res)
     L += _tcp(res)
+    L += _nfs(res)
     L += _targets(res)
     notes = [m for m in meas if m["status"] not in ("ok",)]
     if notes:
@@ -143,7 +144,8 @@ def _intro(res, shared):
          "message rate Mmsg/s, latency us (perftest t_typical, siwx-imm-bench median). "
          "write_bw_ev: siwx-imm-bench -m bw -o write -e, 1 MiB RDMA Writes with both sides "
          "asleep on completion events, until the last byte is in the target's memory. "
-         f"{rstream.UNITS}", ""]
+         f"{rstream.UNITS}" + (f" {nfs.UNITS}" if any(m["kind"] in nfs.KINDS
+                                                      for m in res["measurements"]) else ""), ""]
     rounds = max((res["stacks"][st]["run"].get("rounds", 1) for st in res["stacks_order"]),
                  default=1)
     if shared:
@@ -174,7 +176,8 @@ def _key_figures(res):
     names = [f"{subj}/{ref}" for subj, refs in ratio_subjects(stacks) for ref in refs]
     L = ["| test | size | metric | " + " | ".join(stacks + names) + " |",
          "|---" * (3 + len(stacks) + len(names)) + "|"]
-    keys = sorted({(m["test"], m["bytes"] or 0, m["kind"]) for m in meas if m["kind"] != "tcp"},
+    keys = sorted({(m["test"], m["bytes"] or 0, m["kind"]) for m in meas
+                   if m["kind"] not in TCP_KINDS + nfs.KINDS},
                   key=lambda k: (KIND_ORDER.index(k[2]) if k[2] in KIND_ORDER else 9,
                                  TEST_ORDER.index(k[0]) if k[0] in TEST_ORDER else 99, k[1]))
     for test, nbytes, kind in keys:
@@ -220,6 +223,38 @@ def _tcp(res):
         if tr:
             L.append(f"{subj}/TCP: " + ", ".join(
                 f"{r['test']} {size_label(r['bytes'])} {fmt(r['ratio'], 2)}" for r in tr) + "  ")
+    return L
+
+
+def _nfs(res):
+    """NFS's bandwidth over each RDMA stack and over TCP (MiB/s), and
+    their ratios."""
+    meas = res["measurements"]
+    stacks = [st for st in nfs.STACKS if st in res["stacks_order"]]
+    got = [m for m in meas if m["kind"] in nfs.KINDS]
+    if not got:
+        return []
+    names = [("siwx", "siw"), ("siwx", "TCP"), ("siw", "TCP")]
+    L = ["", "## NFS (v4.2; MiB/s)", "",
+         "| operation | file | " + " | ".join(stacks + ["TCP"]) + " | " +
+         " | ".join(f"{a}/{b}" for a, b in names) + " |",
+         "|---" * (2 + len(stacks) + 1 + len(names)) + "|"]
+    for op in ("write", "read"):
+        row = {st: next((m for m in got if m["stack"] == st and m["test"] == f"nfs_{op}"), None)
+               for st in stacks}
+        # NFS over TCP: measured once per boot, listed under every stack
+        row["TCP"] = find(meas, "siwx", f"nfs_tcp_{op}") or next(
+            (m for m in got if m["test"] == f"nfs_tcp_{op}" and m["status"] == "ok"),
+            next((m for m in got if m["test"] == f"nfs_tcp_{op}"), None))
+        if not any(row.values()):
+            continue
+        nbytes = next(m["bytes"] for m in row.values() if m)
+        cells = ["-" if not m else spread(m, "bw_MiBps") if m["status"] == "ok" else m["status"]
+                 for m in (row[k] for k in stacks + ["TCP"])]
+        val = {k: m.get("bw_MiBps") if m and m["status"] == "ok" else None
+               for k, m in row.items()}
+        rs = [fmt(ratio(val.get(a), val.get(b)), 2) for a, b in names]
+        L.append(f"| {op} | {size_label(nbytes)} | " + " | ".join(cells + rs) + " |")
     return L
 
 

@@ -11,14 +11,15 @@ import shlex
 import shutil
 import subprocess
 
-from . import rstream
+from . import nfs, rstream
 from .common import HERE, SHARED, STACKS, TOP, die, link_of, say
 from .layout import read_log, round_dir, round_dirs
 from .plan import interleave, make_plan
 
 
 def make_overlay(a, outdir):
-    """The directory the guests see as /overlay; returns it and which
+    """The directory the guests see as /overlay (bstep, and the NFS
+    script when NFS is measured); returns it and which
     optional programs it has (make_plan leaves out the others' steps)."""
     ov = os.path.join(outdir, "overlay")
     shutil.rmtree(ov, ignore_errors=True)
@@ -30,6 +31,8 @@ def make_overlay(a, outdir):
         shutil.copy2(imm, ov)
     if a.rstream and "siwx-rsockets" in a.stacks:
         have["rsockets"], have["rsockets_why"] = rstream.add_patched(ov, a.build)
+    if a.nfs:
+        nfs.add_guest_side(ov)
     if a.perf:
         _add_perf(ov)
     return ov, have

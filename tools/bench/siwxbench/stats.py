@@ -5,7 +5,7 @@ and the benchmark issue's targets."""
 
 import statistics
 
-from .common import KIB, MIB, NOT_FIGURES, OPS, RATIOS, VARIANT_TESTS, size_label
+from .common import KIB, MIB, NOT_FIGURES, OPS, RATIOS, TCP_KINDS, VARIANT_TESTS, size_label
 
 
 def merge_rounds(parts):
@@ -53,7 +53,7 @@ def _median_of(ms):
 def primary(m):
     """(metric name, value, unit, higher is better) of a measurement."""
     k = m["kind"]
-    if k in ("bw", "bw_ev", "tcp"):
+    if k in ("bw", "bw_ev", "tcp", "nfs", "nfs_tcp"):
         return "bw_gbps", m.get("bw_gbps"), "Gbit/s", True
     if k in ("imm_rate", "rs_rate"):
         return "msg_rate_mpps", m.get("msg_rate_mpps"), "Mmsg/s", True
@@ -99,7 +99,7 @@ def per_boot_ratios(a, b, met):
 def compute_ratios(meas):
     out = []
     keys = sorted({(m["test"], m["bytes"] or 0) for m in meas
-                   if m["kind"] not in ("tcp",)}, key=lambda k: (k[0], k[1]))
+                   if m["kind"] not in TCP_KINDS}, key=lambda k: (k[0], k[1]))
     for test, nbytes in keys:
         for subj, refs in RATIOS:
             s = find(meas, subj, test, nbytes)
@@ -107,8 +107,10 @@ def compute_ratios(meas):
                 continue
             for ref in refs:
                 out += _ratios_to(meas, subj, s, ref, test, nbytes)
-            if test in ("write_bw", "read_bw", "send_bw", "write_bw_ev"):
-                t = tcp_reference(meas, subj)
+            if test in ("write_bw", "read_bw", "send_bw", "write_bw_ev", "nfs_write", "nfs_read"):
+                # NFS against NFS over TCP, the rest against iperf3
+                t = find(meas, subj, test.replace("nfs_", "nfs_tcp_"), nbytes) \
+                    if test.startswith("nfs_") else tcp_reference(meas, subj)
                 out.append({"name": f"{subj}/TCP", "test": test, "bytes": nbytes,
                             "metric": "bw_gbps", "siwx": s.get("bw_gbps") if s else None,
                             "ref": t.get("bw_gbps") if t else None,

@@ -1,10 +1,10 @@
-"""parse: the programs' outputs (perftest, siwx-imm-bench, rstream),
+"""parse: the programs' outputs (perftest, siwx-imm-bench, rstream, NFS steps),
 recorded in the QEMU guests (test/data/outputs, test/data/README.md)."""
 
 import os
 import unittest
 
-from siwxbench import parse, rstream
+from siwxbench import nfs, parse, rstream
 from siwxbench.layout import read_log
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -207,6 +207,24 @@ class Rstream(unittest.TestCase):
     def test_no_row(self):
         self.assertIsNone(rstream.parse(lines("rstream-custom-65536.log")[:1], "rs_lat", 64))
         self.assertIsNone(rstream.parse(["rstream: connect: Connection refused"], "rs_bw", 64))
+
+
+
+class Nfs(unittest.TestCase):
+    def test_write_over_rdma(self):
+        r = parse.parse_output("nfs", lines("nfs-bw-write-rdma-32M.log"), 32 << 20)
+        self.assertEqual((r["bytes"], r["seconds"]), (32 << 20, 1.99))
+        self.assertAlmostEqual(r["bw_MiBps"], 32 / 1.99)
+        self.assertAlmostEqual(r["bw_gbps"], (32 << 20) * 8 / 1.99 / 1e9)
+
+    def test_read_over_tcp(self):
+        r = parse.parse_output("nfs_tcp", lines("nfs-bw-read-tcp-32M.log"), 32 << 20)
+        self.assertAlmostEqual(r["bw_MiBps"], 32 / 1.68)
+
+    def test_no_or_broken_result_line(self):
+        self.assertIsNone(nfs.parse(["FAIL: /mnt/bench is not over rdma: ''"]))
+        self.assertIsNone(nfs.parse(["nfs-bw,write,rdma,33554432"]))
+        self.assertIsNone(nfs.parse(["nfs-bw,write,rdma,33554432,0"]))   # too fast to time
 
 
 if __name__ == "__main__":

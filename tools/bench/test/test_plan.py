@@ -13,7 +13,8 @@ def options(**kw):
     a = argparse.Namespace(quick=True, sizes=None, thin=1, lat_sizes=None, bw_iters=None,
                            bw_bytes=None, lat_iters=None, atomic_iters=10000, imm_lat_iters=None,
                            imm_rate_iters=None, imm_window=32, tcp_secs=None, atomics=True,
-                           imm=True, rstream=True, perf="", step_timeout=None, step_budget=None)
+                           imm=True, rstream=True, nfs=False, nfs_mib=None, perf="",
+                           step_timeout=None, step_budget=None)
     vars(a).update(kw)
     plan.apply_defaults(a)
     return a
@@ -92,6 +93,31 @@ class Steps(unittest.TestCase):
         self.assertEqual([(u["test"], u["reason"]) for u in unsup],
                          [("rstream_lat", "not built"), ("rstream_rate", "not built"),
                           ("rstream_bw", "not built")])
+
+    def test_nfs_over_tcp_once_then_each_rdma_stack(self):
+        a = options(nfs=True)
+        self.assertEqual(a.nfs_mib, 8)
+        self.assertEqual(options(quick=False, nfs=True).nfs_mib, 128)
+
+        def nfs_steps(stack, tcp, shared=True):
+            steps, _ = plan.make_plan(a, stack, HAVE, False, shared=shared, tcp=tcp)
+            return [(s[0], s[3]["stack"]) for s in steps if "nfs" in s[0]]
+        self.assertEqual(nfs_steps("siwx", True), [
+            ("nfs_tcp_write-8388608", "*"), ("siwx.nfs_write-8388608", "siwx"),
+            ("nfs_tcp_read-8388608", "*"), ("siwx.nfs_read-8388608", "siwx")])
+        self.assertEqual(nfs_steps("siw", False), [("siw.nfs_write-8388608", "siw"),
+                                                   ("siw.nfs_read-8388608", "siw")])
+        # rxe carries no NFS here; siwx without CRCs only TCP's, when first
+        self.assertEqual(nfs_steps("rxe", False), [])
+        self.assertEqual(nfs_steps("siwx-nocrc", True), [("nfs_tcp_write-8388608", "*"),
+                                                         ("nfs_tcp_read-8388608", "*")])
+        steps, _ = plan.make_plan(a, "siw", HAVE, False, tcp=True)
+        srv, cli = next((s[1], s[2]) for s in steps if s[0] == "nfs_read-8388608")
+        self.assertTrue(srv.endswith("/overlay/bstep server nfs_read-8388608 90 "
+                                     "sh /overlay/nfs.sh bench-serve"), srv)
+        self.assertTrue(cli.endswith(" sh /overlay/nfs.sh bench-bw $SERVER_IP rdma read 8"), cli)
+        self.assertFalse([s for s in plan.make_plan(options(), "siwx", HAVE, False)[0]
+                          if "nfs" in s[0]])
 
     def test_interleave_takes_turns(self):
         a = [("a.x", 1), ("a.y", 2)]

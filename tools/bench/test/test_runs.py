@@ -209,5 +209,31 @@ class Report(RunCopy):
         self.assertTrue(read_log(os.path.join(out, "summary.md")).endswith(f"\n\n{note}\n"))
 
 
+
+class NfsSection(unittest.TestCase):
+    """summary.md's NFS table: each RDMA stack and TCP, their ratios."""
+
+    def meas(self, stack, test, kind, mibps, status="ok"):
+        return {"stack": stack, "test": test, "kind": kind, "bytes": 128 << 20,
+                "status": status, "bw_MiBps": mibps}
+
+    def test_table(self):
+        meas = [self.meas("siwx", "nfs_write", "nfs", 40.0),
+                self.meas("siw", "nfs_write", "nfs", 20.0),
+                self.meas("siwx", "nfs_tcp_write", "nfs_tcp", 50.0),
+                self.meas("siw", "nfs_tcp_write", "nfs_tcp", 50.0),
+                self.meas("siwx", "nfs_read", "nfs", 30.0),
+                self.meas("siw", "nfs_read", "nfs", None, status="failed"),
+                self.meas("siwx", "nfs_tcp_read", "nfs_tcp", 60.0)]
+        res = {"measurements": meas, "stacks_order": ["siw", "siwx", "rxe"]}
+        L = report._nfs(res)
+        self.assertEqual(L[1], "## NFS (v4.2; MiB/s)")
+        self.assertEqual(L[3], "| operation | file | siwx | siw | TCP | siwx/siw | siwx/TCP | "
+                               "siw/TCP |")
+        self.assertEqual(L[5:], ["| write | 128M | 40 | 20 | 50 | 2 | 0.8 | 0.4 |",
+                                 "| read | 128M | 30 | failed | 60 | - | 0.5 | - |"])
+        self.assertEqual(report._nfs({"measurements": [], "stacks_order": ["siwx"]}), [])
+
+
 if __name__ == "__main__":
     unittest.main()

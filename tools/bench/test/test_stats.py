@@ -110,6 +110,18 @@ class Ratios(unittest.TestCase):
         # a variant stack that was not measured gets no rows
         self.assertFalse([r for r in rs if r["name"].startswith("siwx-nocrc")])
 
+    def test_nfs_against_nfs_over_tcp(self):
+        mib = 128 << 20
+        meas = [m("siwx", "nfs_write", "nfs", mib, bw_gbps=0.4),
+                m("siw", "nfs_write", "nfs", mib, bw_gbps=0.2),
+                m("siwx", "nfs_tcp_write", "nfs_tcp", mib, bw_gbps=0.5, shared=True),
+                m("siwx", "tcp", "tcp", None, bw_gbps=2.0)]
+        got = {(r["name"], r["test"]): r["ratio"] for r in stats.compute_ratios(meas)}
+        self.assertAlmostEqual(got[("siwx/siw", "nfs_write")], 2.0)
+        self.assertAlmostEqual(got[("siwx/TCP", "nfs_write")], 0.8)   # NFS's TCP, not iperf3's
+        self.assertFalse([k for k in got if k[1] == "nfs_tcp_write"])
+        self.assertEqual(stats.primary({"kind": "nfs_tcp"})[0], "bw_gbps")
+
     def test_zero_reference_is_no_ratio(self):
         self.assertIsNone(stats.ratio(1.0, 0))
         self.assertIsNone(stats.ratio(None, 2.0))
