@@ -204,7 +204,11 @@ client() {
 		say "$m: $(awk -v m=$m '$2 == m { print $4 }' /proc/mounts)"
 	done
 	for m in /mnt/v4 /mnt/v3; do
-		workload "$m/$tag${m#/mnt/}" "$kind"
+		# The full sizes (1 B to 64 MiB) through v4.2; v3, the same RPC
+		# transport, gets the short list (the suite's time).
+		k=$kind
+		[ "$m$k" != /mnt/v3full ] || k=short
+		workload "$m/$tag${m#/mnt/}" "$k"
 		[ "$(ask "$addr" "verify $tag${m#/mnt/}")" = ok ] || fail "the server's $tag${m#/mnt/} differs"
 	done
 	if [ "$kind" = full ]; then
