@@ -65,6 +65,11 @@ siw_accept_race() {
 	f=$("$VM_SRC/mpa-fpdus" "$1" "$2" 2>/dev/null) || return 1
 	[ "$(grep -c '^c2s ' <<<"$f")" -ge 1 ] && [ "$(grep -c '^s2c ' <<<"$f")" -eq 0 ]
 }
+# symvers_id: a digest of the guests' kernel's symbol versions ($KDIR), for
+# the keys of modules built against it. The debug kernel keeps its release
+# and its sources' times when it is rebuilt; a module of the previous build
+# then fails to load ("disagrees about version of symbol").
+symvers_id() { sha256sum <"$KDIR/Module.symvers" | cut -c1-16; }
 # link_stall PCAP: guest 1 fell silent on link 0 (no frame at all: no TCP
 # segment or ACK, no ARP) for at least 20 s while guest 2 kept sending to
 # it, to the capture's end. Its whole network stack stops answering only
