@@ -109,6 +109,17 @@ svcrdma_leak_check() {
 
 # --- client ---------------------------------------------------------------
 
+# mount_v4 ADDR MOUNTPOINT OPTIONS: mount ADDR:/export, retried for 10 s
+# (a mount right after nfsd started can fail).
+mount_v4() {
+	i=0
+	until mount.nfs4 "$1:/export" "$2" -o "$3"; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || fail "mount -o $3 $1:/export"
+		sleep 1
+	done
+}
+
 # xprt MOUNTPOINT: the RPC transport line of the mount in mountstats
 # ("xprt: rdma 0 BIND CONNECTS ..." for RPC-over-RDMA).
 xprt() {
@@ -191,12 +202,7 @@ client() {
 	addr=$1 tag=$2 kind=$3
 	modprobe -a nfsv4 nfsv3 rpcrdma
 	mkdir -p /mnt/v4 /mnt/v3 /var/lib/nfs
-	i=0
-	until mount.nfs4 "$addr:/export" /mnt/v4 -o vers=4.2,proto=rdma,port=20049; do
-		i=$((i + 1))
-		[ $i -lt 10 ] || fail "mount -o vers=4.2,proto=rdma $addr:/export"
-		sleep 1
-	done
+	mount_v4 "$addr" /mnt/v4 vers=4.2,proto=rdma,port=20049
 	mount.nfs "$addr:/export" /mnt/v3 -o vers=3,proto=rdma,port=20049,nolock
 	for m in /mnt/v4 /mnt/v3; do
 		x=$(xprt $m)
@@ -266,7 +272,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # own link, and the boot's steps write every stack's file before reading.
 bench_bw() {
 	addr=$1 proto=$2 op=$3 mib=$4
-	m=/mnt/bench f=/mnt/bench/bw.$2.$1
+	m=/mnt/bench f=/mnt/bench/bw.$proto.$addr
 	port=2049
 	[ "$proto" = rdma ] && port=20049
 	modprobe -a nfsv4 rpcrdma
@@ -274,12 +280,7 @@ bench_bw() {
 	umount -l $m 2>/dev/null || :
 	# soft, short timeouts: a transport that stalls fails its step (EIO
 	# within about 30 s), instead of hanging the boot on a hard mount.
-	i=0
-	until mount.nfs4 "$addr:/export" $m -o "vers=4.2,proto=$proto,port=$port,soft,timeo=100,retrans=1"; do
-		i=$((i + 1))
-		[ $i -lt 10 ] || fail "mount -o vers=4.2,proto=$proto $addr:/export"
-		sleep 1
-	done
+	mount_v4 "$addr" $m "vers=4.2,proto=$proto,port=$port,soft,timeo=100,retrans=1"
 	x=$(xprt $m)
 	# its words: "xprt:", the transport, its counters
 	set -- $x

@@ -15,7 +15,6 @@ from .common import MIB, TOP
 # siwx against upstream siw; rxe's NFS is not what siwx is compared with).
 STACKS = ("siwx", "siw")
 KINDS = ("nfs", "nfs_tcp")
-TESTS = ("nfs_write", "nfs_read", "nfs_tcp_write", "nfs_tcp_read")
 GUEST = "/overlay/nfs.sh"
 UNITS = ("nfs_write / nfs_read: NFS v4.2 over the stack's RDMA (port 20049), a buffered "
          "write of the file ended by fsync and its read back with an empty page cache, each "

@@ -1,7 +1,8 @@
 """Reading a run's logs: the guests' out.log split into bstep's BENCH-BEGIN
 / BENCH-END blocks, the programs' outputs in them (perftest, iperf3 -J,
-siwx-imm-bench, rstream, the NFS steps' timing), each boot's measurements and run status, and a
-stack's boots merged into one (medians: stats.merge_rounds)."""
+siwx-imm-bench, rstream, the NFS steps' timing), each boot's measurements
+and run status, and a stack's boots merged into one (medians:
+stats.merge_rounds)."""
 
 import json
 import os
