@@ -11,7 +11,7 @@ from .common import (KIB, MACHINE_NOTE, NOT_FIGURES, SHARED, STACKS, TCP_KINDS, 
                      ratio_subjects, say, size_label)
 from .parse import parse_stack
 from .plots import plots
-from .stats import compute_ratios, compute_targets, primary, ratio
+from .stats import compute_ratios, compute_targets, primary, ratio, tcp_reference
 
 UNITS = {"bw_gbps": "Gbit/s", "bw_MiBps": "MiB/s", "bw_peak_MiBps": "MiB/s",
          "msg_rate_mpps": "Mmsg/s", "msgs_per_s": "msg/s", "bw_MBps": "MB/s",
@@ -243,9 +243,9 @@ def _nfs(res):
         row = {st: next((m for m in got if m["stack"] == st and m["test"] == f"nfs_{op}"), None)
                for st in stacks}
         # NFS over TCP: measured once per boot, listed under every stack
-        tcp = sorted((m for m in got if m["test"] == f"nfs_tcp_{op}"),
-                     key=lambda m: m["status"] != "ok")
-        row["TCP"] = tcp[0] if tcp else None
+        test = f"nfs_tcp_{op}"
+        row["TCP"] = tcp_reference(meas, "siwx", test) or next(
+            (m for m in got if m["test"] == test), None)
         if not any(row.values()):
             continue
         nbytes = next(m["bytes"] for m in row.values() if m)

@@ -72,12 +72,13 @@ def find(meas, stack, test, nbytes=None, status="ok"):
     return None
 
 
-def tcp_reference(meas, stack):
-    """TCP of the same boot, else the first boot that measured it."""
-    m = find(meas, stack, "tcp")
+def tcp_reference(meas, stack, test="tcp"):
+    """@test over TCP (iperf3's tcp, nfs_tcp_*) of the same boot, else the
+    first boot that measured it."""
+    m = find(meas, stack, test)
     if m:
         return m
-    return next((x for x in meas if x["test"] == "tcp" and x["status"] == "ok"), None)
+    return next((x for x in meas if x["test"] == test and x["status"] == "ok"), None)
 
 
 def ratio(a, b):

@@ -122,6 +122,16 @@ class Ratios(unittest.TestCase):
         self.assertFalse([k for k in got if k[1] == "nfs_tcp_write"])
         self.assertEqual(stats.primary({"kind": "nfs_tcp"})[0], "bw_gbps")
 
+    def test_tcp_reference_prefers_the_same_boot(self):
+        mib = 128 << 20
+        meas = [m("siw", "nfs_tcp_read", "nfs_tcp", mib, "siw-boot", bw_gbps=0.3),
+                m("siwx", "nfs_tcp_read", "nfs_tcp", mib, "siwx-boot", status="error"),
+                m("siwx", "nfs_tcp_read", "nfs_tcp", mib, "siwx-boot2", bw_gbps=0.5)]
+        self.assertEqual(stats.tcp_reference(meas, "siwx", "nfs_tcp_read")["bw_gbps"], 0.5)
+        # none of its own that passed: the first boot's that did
+        self.assertEqual(stats.tcp_reference(meas[:2], "siwx", "nfs_tcp_read")["bw_gbps"], 0.3)
+        self.assertIsNone(stats.tcp_reference(meas[1:2], "siwx", "nfs_tcp_read"))
+
     def test_zero_reference_is_no_ratio(self):
         self.assertIsNone(stats.ratio(1.0, 0))
         self.assertIsNone(stats.ratio(None, 2.0))
