@@ -82,6 +82,11 @@ link_stall() {
 		$2 == "52:54:00:5e:00:02" { last2 = $1; if ($1 - last1 >= 20) after++ }
 		END { exit !(last1 > 0 && last2 - last1 >= 20 && after >= 3) }'
 }
+# QP_RUNNING: guest shell that waits until a QP of $DEV is in RTS (the
+# command started as $p connected), at most 60 s or until $p exited: a
+# fault a scenario injects must hit a connection, however slow the kernel
+# (on the debug kernel, resolving and connecting took more than 4 s).
+QP_RUNNING='i=0; until rdma res show qp link $DEV/1 | grep -q "state RTS" || [ $i -ge 600 ]; do kill -0 $p 2>/dev/null || break; sleep 0.1; i=$((i + 1)); done'
 # capture_check LABEL PCAP PORT NEED...: the RDMAP messages of the capture
 # on PORT (tests/vm/mpa-fpdus), counted by direction and opcode and
 # printed; each NEED, "DIR OPCODES WHAT" (OPCODES a regex such as 0x3|0x5,
