@@ -43,8 +43,9 @@ mkdir -p "$CACHE" "$VM"
 
 # Kernel modules the guests load (build-base adds their dependencies; the
 # debug kernel builds these and no other): devices and links, the kernel
-# ULPs (NVMe-oF, NFS/RDMA, iSER with LIO) and the dummy netdev of siwx-device.
-GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe sch_netem dummy
+# ULPs (NVMe-oF, NFS/RDMA, iSER with LIO), the dummy netdev of siwx-device
+# and tcp_diag, through which ss reads TCP's state (siwx-link-flap).
+GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe sch_netem dummy tcp_diag
 	nvme-rdma nvmet-rdma rpcrdma nfsd nfsv3 nfsv4
 	ib_iser ib_isert sd_mod target_core_file)
 # Packages of the kernel storage scenarios' programs (lib/build-base,
