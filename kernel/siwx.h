@@ -274,6 +274,7 @@ static inline bool siwx_count_get(atomic_t *count, int max)
 int siwx_dev_list_add(struct siwx_dev *dev);
 void siwx_dev_list_del(struct siwx_dev *dev);
 struct siwx_dev *siwx_dev_find(struct net_device *netdev);
+bool siwx_dev_on_loopback(void);
 
 /* siwx_dev.c */
 int siwx_dev_add(const char *name, struct net_device *netdev);

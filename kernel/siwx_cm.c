@@ -70,6 +70,17 @@ static bool siwx_addr_is_any(const struct sockaddr_storage *ss)
 	return s4->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
+/* 127.0.0.0/8 and ::1: rdma_cm's loopback addresses (cma_loopback_addr()) */
+static bool siwx_addr_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_loopback(&s6->sin6_addr);
+	return ipv4_is_loopback(s4->sin_addr.s_addr);
+}
+
 /*
  * rdma_cm's AF_ONLY (rdma_set_afonly(), or net.ipv6.bindv6only for a
  * wildcard bind): an IPv6 socket that takes no IPv4 traffic. The NFS
@@ -261,12 +272,56 @@ static void siwx_listen_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * Whether a siwx device on lo serves loopback addresses; if not, says why
+ * and what to do, as "siwx: <device>: <what> <address>: <why>".
+ */
+static bool siwx_loopback_served(struct iw_cm_id *id, const char *what,
+				 const struct sockaddr_storage *addr)
+{
+	const char *dev = dev_name(&id->device->dev);
+
+	if (!SIWX_CMA_SERVES_LOOPBACK) {
+		pr_info_ratelimited("siwx: %s: %s %pISpc: this kernel's rdma_cm (before Linux 6.6) rejects iWARP connections to loopback addresses; use one of this host's other addresses\n",
+				    dev, what, addr);
+		return false;
+	}
+	if (!siwx_dev_on_loopback()) {
+		pr_info_ratelimited("siwx: %s: %s %pISpc: no siwx device on lo serves loopback addresses; add one (rdma link add siwx_lo type siwx netdev lo)\n",
+				    dev, what, addr);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A listen on a loopback address reaches every RDMA device, as one on the
+ * wildcard address does: rdma_cm binds no device for it and listens on
+ * all (cma_listen_on_all()). Only a device on lo can serve it (the
+ * connections arrive there, and rdma_cm attaches them to lo's device):
+ * the others take the call and listen on nothing, else their sockets on
+ * the same address and port collide (EADDRINUSE fails the whole
+ * rdma_listen). If no device can serve it, the listen fails at once
+ * rather than every connect later.
+ */
+static int siwx_listen_elsewhere(struct iw_cm_id *id)
+{
+	id->provider_data = NULL;
+	if (!siwx_loopback_served(id, "cannot listen on", &id->m_local_addr))
+		return -EADDRNOTAVAIL;
+	return 0;
+}
+
 int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 {
+	struct siwx_dev *dev = to_siwx_dev(id->device);
 	struct siwx_listener *l;
 	struct sock *sk;
 	int rv;
 
+	if (siwx_addr_is_loopback(&id->m_local_addr) &&
+	    !(dev->netdev->flags & IFF_LOOPBACK))
+		return siwx_listen_elsewhere(id);
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
@@ -276,7 +331,7 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 	INIT_LIST_HEAD(&l->pending);
 	INIT_WORK(&l->accept_work, siwx_listen_accept_work);
 	l->id = id;
-	l->dev = to_siwx_dev(id->device);
+	l->dev = dev;
 
 	rv = sock_create_kern(&init_net, id->m_local_addr.ss_family,
 			      SOCK_STREAM, IPPROTO_TCP, &l->sock);
@@ -442,6 +497,13 @@ static int siwx_cm_timed_out(int rv)
 	return rv == -EINPROGRESS || rv == -EAGAIN ? -ETIMEDOUT : rv;
 }
 
+/* A refused connection to a loopback address: the usual cause, named */
+static void siwx_cm_loopback_hint(struct iw_cm_id *id, int rv)
+{
+	if (rv == -ECONNREFUSED && siwx_addr_is_loopback(&id->m_remote_addr))
+		siwx_loopback_served(id, "refused by", &id->m_remote_addr);
+}
+
 static void siwx_cm_active_work(struct work_struct *work)
 {
 	struct siwx_conn *conn = container_of(work, struct siwx_conn,
@@ -501,6 +563,7 @@ fail:
 	rv = siwx_cm_timed_out(rv);
 	pr_info_ratelimited("siwx: %s: connect failed: %d\n",
 			    dev_name(&id->device->dev), rv);
+	siwx_cm_loopback_hint(id, rv);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, rv, reply);
 	siwx_conn_release_sock(conn);
 	id->provider_data = NULL;

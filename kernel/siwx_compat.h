@@ -9,7 +9,9 @@
  * defines when kernel/siwx_compat_probe.c compiles with SIWX_PROBE_<NAME>
  * against the target kernel's headers, so a distribution kernel that
  * backported a change gets the right side too. Each entry says which
- * upstream release changed what.
+ * upstream release changed what. One entry, SIWX_CMA_SERVES_LOOPBACK, is
+ * a change of ib_core's behaviour that left no trace in the headers: its
+ * macro alone comes from the kernel's version.
  */
 #ifndef SIWX_COMPAT_H
 #define SIWX_COMPAT_H
@@ -117,5 +119,25 @@ static inline int siwx_kernel_connect(struct socket *sock,
 {
 	return kernel_connect(sock, SIWX_SOCKADDR(addr), len, flags);
 }
+
+/*
+ * rdma_cm and the loopback netdev. Before 6.6 ("RDMA/cma: Avoid GID
+ * lookups on iWARP devices", 2023) rdma_cm finds the device of a passive
+ * iWARP connection by a GID made of the hardware address of the netdev
+ * that owns the connection's local address. lo's is all zeros, a GID
+ * ib_core never stores, so rdma_cm rejects every connection whose local
+ * address is on lo (127.0.0.0/8, ::1), whichever iWARP driver carries it;
+ * Debian 12's 6.1 (checked up to 6.1.192) is such a kernel. Since then it
+ * matches an iWARP port by the netdev's ifindex instead, and a device on
+ * lo serves loopback addresses (6.12 and 7.2 checked). The change is
+ * inside ib_core and nothing in the headers shows it, so kernel/Kbuild
+ * defines SIWX_HAVE_CMA_IWARP_IFINDEX by the kernel's version, the one
+ * entry that goes by version; docs/protocol-decisions.md has the path.
+ */
+#ifdef SIWX_HAVE_CMA_IWARP_IFINDEX
+#define SIWX_CMA_SERVES_LOOPBACK true
+#else
+#define SIWX_CMA_SERVES_LOOPBACK false
+#endif
 
 #endif /* SIWX_COMPAT_H */

@@ -13,6 +13,7 @@
 #include <linux/netdevice.h>
 #include <rdma/rdma_netlink.h>
 
+#include "siwx_compat.h"
 #include "siwx_conn.h"
 
 bool siwx_mpa_crc = true;
@@ -82,14 +83,51 @@ struct siwx_dev *siwx_dev_find(struct net_device *netdev)
 	return found;
 }
 
-/* Any Ethernet-like link; loopback too, for tests on one machine. */
-static bool siwx_netdev_usable(struct net_device *netdev)
+/*
+ * Whether a siwx device serves the loopback netdev: the one that takes
+ * connections to 127.0.0.0/8 and ::1 (siwx_iw_create_listen()).
+ */
+bool siwx_dev_on_loopback(void)
 {
-	return netdev->type == ARPHRD_ETHER || netdev->type == ARPHRD_LOOPBACK;
+	struct siwx_dev *cur;
+	bool found = false;
+
+	mutex_lock(&siwx_devs_lock);
+	list_for_each_entry(cur, &siwx_devs, list) {
+		if (cur->netdev->flags & IFF_LOOPBACK) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&siwx_devs_lock);
+	return found;
+}
+
+/*
+ * Any Ethernet-like link, and loopback for a server and client on one
+ * machine where this kernel's rdma_cm lets an iWARP device serve it
+ * (SIWX_CMA_SERVES_LOOPBACK). On older kernels a device on lo could not
+ * take a single connection: refuse it and say what works instead.
+ */
+static int siwx_netdev_check(struct net_device *netdev)
+{
+	if (netdev->type != ARPHRD_ETHER && netdev->type != ARPHRD_LOOPBACK) {
+		pr_info("siwx: %s: not an Ethernet or loopback device\n",
+			netdev->name);
+		return -EINVAL;
+	}
+	if (netdev->type == ARPHRD_LOOPBACK && !SIWX_CMA_SERVES_LOOPBACK) {
+		pr_info("siwx: %s: this kernel's rdma_cm (before Linux 6.6) rejects every iWARP connection to a loopback address, so a device on %s cannot work; on one machine, add the device on a netdev with an address of this host (eth0, or a dummy interface) and connect to that address\n",
+			netdev->name, netdev->name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 static int siwx_newlink(const char *name, struct net_device *netdev)
 {
+	int rv;
+
 	if (strncmp(name, SIWX_DEV_NAME_PREFIX,
 		    strlen(SIWX_DEV_NAME_PREFIX))) {
 		/* newlink has no extack in this kernel: say it in the log */
@@ -97,11 +135,9 @@ static int siwx_newlink(const char *name, struct net_device *netdev)
 			name, SIWX_DEV_NAME_PREFIX);
 		return -EINVAL;
 	}
-	if (!siwx_netdev_usable(netdev)) {
-		pr_info("siwx: %s: not an Ethernet or loopback device\n",
-			netdev->name);
-		return -EINVAL;
-	}
+	rv = siwx_netdev_check(netdev);
+	if (rv)
+		return rv;
 	return siwx_dev_add(name, netdev);
 }
 
