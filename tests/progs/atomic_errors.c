@@ -132,6 +132,7 @@ static void usage(FILE *f)
 "  --qp-event C=E   after case C, one asynchronous event E (QP_FATAL,\n"
 "                   QP_REQ_ERR, QP_ACCESS_ERR) on this side's QP\n"
 "  -t SEC           time limit of each wait (default 30)\n"
+"  -6               server: listen on [::], IPv6 only\n"
 "  --ex             post with the extended API\n"
 "  -v               verbose\n"
 "Exit 0 only when every check passed.\n");

@@ -131,6 +131,7 @@ static void usage(FILE *f)
 "                     --local-threads (default: the first)\n"
 "  -S SEED            seed of the add values (default 1)\n"
 "  -t SEC             time limit of each wait (default 60)\n"
+"  -6                 server: listen on [::], IPv6 only\n"
 "  --ex               post with the extended API (ibv_wr_atomic_*)\n"
 "  -v                 verbose\n"
 "Exit 0 only when every check passed; 77 when --local-threads is refused.\n");

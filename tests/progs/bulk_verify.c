@@ -58,6 +58,7 @@ static void usage(FILE *f)
 "  -S SEED       seed of the patterns (default 1)\n"
 "  -p PORT       rdma_cm port (default 18523)\n"
 "  -t SEC        time limit of each wait (default 120)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when every Write and Read completed successfully and every octet\n"
 "arrived as sent, in both directions.\n");
 }

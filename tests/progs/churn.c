@@ -65,6 +65,7 @@ static void usage(FILE *f)
 "  -n CYCLES     connections, one after the other (both sides alike)\n"
 "  -p PORT       rdma_cm port (default 18525)\n"
 "  -t SEC        time limit of each wait (default 30)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when every connection moved its data exactly and ended as its\n"
 "kind says, seen by both sides.\n");
 }

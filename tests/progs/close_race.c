@@ -44,6 +44,7 @@ static void usage(FILE *f)
 "  -s | -c HOST  server (sends last, disconnects) or client (streams Writes)\n"
 "  -p PORT       rdma_cm port (default 18521)\n"
 "  -t SEC        time limit of each wait (default 60)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when the client got the server's last Send whole and both ends\n"
 "closed cleanly.\n");
 }

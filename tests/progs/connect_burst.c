@@ -90,6 +90,7 @@ static void usage(FILE *f)
 "                siwx's MPA timeout, 10 s)\n"
 "  -p PORT       rdma_cm port (default 18527)\n"
 "  -t SEC        time limit of each wait (default 30)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when every check held.\n");
 }
 

@@ -230,6 +230,7 @@ static void usage(FILE *f)
 "  -m MAX           largest write in bytes (default 1048576)\n"
 "  -S SEED          seed of sizes (default 1)\n"
 "  -t SEC           time limit of each wait (default 60)\n"
+"  -6               server: listen on [::], IPv6 only\n"
 "  --ex             post with the extended API (ibv_wr_rdma_write_imm)\n"
 "  --solicited-test solicited-event test instead of the stream\n"
 "  --interleave     Sends with payload interleaved with the writes, checked\n"

@@ -210,6 +210,7 @@ static void usage(FILE *f)
 "                   imm); defaults fa=cas=REM_OP_ERR, wimm=SUCCESS,\n"
 "                   wimm-read=REM_OP_ERR (see the source)\n"
 "  -t SEC           time limit of each wait (default 60)\n"
+"  -6               server: listen on [::], IPv6 only\n"
 "  -v               verbose\n");
 }
 

@@ -51,6 +51,7 @@ static void usage(FILE *f)
 "  -w WINDOW     connects under way at a time (default 64; 0: all)\n"
 "  -p PORT       rdma_cm port (default 18526)\n"
 "  -t SEC        time limit of each wait (default 120)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when every check of every phase held.\n");
 }
 

@@ -74,6 +74,7 @@ static void usage(FILE *f)
 "  -n OPS        WRs per connection (default 3000)\n"
 "  -p PORT       rdma_cm port (default 18522)\n"
 "  -t SEC        time limit of each wait (default 60)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 when every WR completed, in order, with the expected results.\n");
 }
 

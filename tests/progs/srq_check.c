@@ -44,6 +44,7 @@ static void usage(FILE *f)
 "  -s | -c HOST  server (owns the SRQ) or client (sends)\n"
 "  -p PORT       rdma_cm port (default 18520)\n"
 "  -t SEC        time limit of each wait (default 60)\n"
+"  -6            server: listen on [::], IPv6 only\n"
 "Exit 0 only when every check passed (the client: the server's verdict).\n");
 }
 

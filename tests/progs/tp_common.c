@@ -23,6 +23,7 @@
 
 const char *tp_prog = "siwx-test";
 int tp_verbose;
+int tp_listen_ipv6;
 unsigned long tp_failures;
 
 static void vprint(FILE *f, const char *tag, const char *fmt, va_list ap)
@@ -130,6 +131,9 @@ bool tp_role_opt(struct tp_role *r, int ch, const char *arg)
 		return true;
 	case 'v':
 		tp_verbose = 1;
+		return true;
+	case '6':
+		tp_listen_ipv6 = 1;
 		return true;
 	default:
 		return false;
@@ -465,11 +469,23 @@ struct rdma_cm_id *tp_listen_backlog(struct rdma_event_channel *ec,
 		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_ANY),
 	};
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct sockaddr *any = tp_listen_ipv6 ? (struct sockaddr *)&sin6 :
+						(struct sockaddr *)&sin;
+	int afonly = 1;
 	struct rdma_cm_id *id;
 
 	if (rdma_create_id(ec, &id, NULL, RDMA_PS_TCP))
 		tp_die("rdma_create_id: %s", strerror(errno));
-	if (rdma_bind_addr(id, (struct sockaddr *)&sin))
+	if (tp_listen_ipv6 &&
+	    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly,
+			    sizeof(afonly)))
+		tp_die("rdma_set_option AFONLY: %s", strerror(errno));
+	if (rdma_bind_addr(id, any))
 		tp_die("rdma_bind_addr port %u: %s", port, strerror(errno));
 	if (rdma_listen(id, backlog))
 		tp_die("rdma_listen: %s", strerror(errno));
@@ -722,7 +738,7 @@ bool tp_resolve(struct tp_conn *c, struct rdma_event_channel *ec,
 
 struct addrinfo *tp_dest(const char *host, uint16_t port)
 {
-	struct addrinfo hints = { .ai_family = AF_INET,
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai;
 	char ps[8];

@@ -28,6 +28,8 @@
 
 extern const char *tp_prog;	/* program name used in messages */
 extern int tp_verbose;
+/* -6: tp_listen() takes IPv6 connections only, on [::] */
+extern int tp_listen_ipv6;
 extern unsigned long tp_failures;
 
 void tp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -47,11 +49,13 @@ uint64_t tp_parse_u64(const char *s, const char *what, uint64_t min,
 
 /*
  * The options every client/server program takes: -s (serve) or -c HOST,
- * -p PORT, -t SEC (each wait's limit), -v. A program sets its defaults,
- * hands each getopt character to tp_role_opt() before its own, and checks
- * the outcome with tp_role_ok().
+ * -p PORT, -t SEC (each wait's limit), -v, and -6: a server listens on
+ * [::] (IPv6 only) instead of 0.0.0.0. HOST may be an IPv4 or IPv6
+ * address or a name. A program sets its defaults, hands each getopt
+ * character to tp_role_opt() before its own, and checks the outcome with
+ * tp_role_ok().
  */
-#define TP_ROLE_OPTS "sc:p:t:v"
+#define TP_ROLE_OPTS "sc:p:t:v6"
 struct tp_role {
 	bool server;
 	const char *host;
