@@ -8,6 +8,7 @@
  */
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 
 #include "siwx_conn.h"
@@ -264,6 +265,29 @@ void siwx_conn_close(struct siwx_conn *conn, bool abortive)
 }
 
 /*
+ * An IPv4 connection that a dual-stack IPv6 listener took has IPv4-mapped
+ * addresses (::ffff:a.b.c.d). rdma_cm finds the device of a connection by
+ * its local address, and finds none for a mapped one: report the IPv4
+ * addresses they stand for, as the connection is IPv4 on the wire.
+ */
+static void siwx_addr_unmap(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	__be32 a;
+	__be16 port;
+
+	if (ss->ss_family != AF_INET6 || !ipv6_addr_v4mapped(&s6->sin6_addr))
+		return;
+	a = s6->sin6_addr.s6_addr32[3];
+	port = s6->sin6_port;
+	memset(ss, 0, sizeof(*ss));
+	s4->sin_family = AF_INET;
+	s4->sin_port = port;
+	s4->sin_addr.s_addr = a;
+}
+
+/*
  * The event to iwcm. Its handler fails (-ENOMEM) when it has no room for
  * the event: a listener's room is its backlog.
  */
@@ -280,6 +304,8 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 				   (struct sockaddr *)&ev.local_addr);
 		kernel_getpeername(conn->sock,
 				   (struct sockaddr *)&ev.remote_addr);
+		siwx_addr_unmap(&ev.local_addr);
+		siwx_addr_unmap(&ev.remote_addr);
 	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST)
 		ev.provider_data = conn;
