@@ -281,11 +281,6 @@ static bool siwx_loopback_served(struct iw_cm_id *id, const char *what,
 {
 	const char *dev = dev_name(&id->device->dev);
 
-	if (!SIWX_CMA_SERVES_LOOPBACK) {
-		pr_info_ratelimited("siwx: %s: %s %pISpc: this kernel's rdma_cm (before Linux 6.6) rejects iWARP connections to loopback addresses; use one of this host's other addresses\n",
-				    dev, what, addr);
-		return false;
-	}
 	if (!siwx_dev_on_loopback()) {
 		pr_info_ratelimited("siwx: %s: %s %pISpc: no siwx device on lo serves loopback addresses; add one (rdma link add siwx_lo type siwx netdev lo)\n",
 				    dev, what, addr);

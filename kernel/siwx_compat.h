@@ -9,15 +9,17 @@
  * defines when kernel/siwx_compat_probe.c compiles with SIWX_PROBE_<NAME>
  * against the target kernel's headers, so a distribution kernel that
  * backported a change gets the right side too. Each entry says which
- * upstream release changed what. One entry, SIWX_CMA_SERVES_LOOPBACK, is
- * a change of ib_core's behaviour that left no trace in the headers: its
- * macro alone comes from the kernel's version.
+ * upstream release changed what. One entry, siwx_compat_lo_hwaddr(), is
+ * about a change of ib_core's behaviour that left no trace in the headers:
+ * its macro alone comes from the kernel's version.
  */
 #ifndef SIWX_COMPAT_H
 #define SIWX_COMPAT_H
 
 #include <linux/err.h>
+#include <linux/etherdevice.h>
 #include <linux/net.h>
+#include <linux/rtnetlink.h>
 #include <linux/socket.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -122,22 +124,51 @@ static inline int siwx_kernel_connect(struct socket *sock,
 
 /*
  * rdma_cm and the loopback netdev. Before 6.6 ("RDMA/cma: Avoid GID
- * lookups on iWARP devices", 2023) rdma_cm finds the device of a passive
- * iWARP connection by a GID made of the hardware address of the netdev
- * that owns the connection's local address. lo's is all zeros, a GID
- * ib_core never stores, so rdma_cm rejects every connection whose local
- * address is on lo (127.0.0.0/8, ::1), whichever iWARP driver carries it;
- * Debian 12's 6.1 (checked up to 6.1.192) is such a kernel. Since then it
- * matches an iWARP port by the netdev's ifindex instead, and a device on
- * lo serves loopback addresses (6.12 and 7.2 checked). The change is
- * inside ib_core and nothing in the headers shows it, so kernel/Kbuild
- * defines SIWX_HAVE_CMA_IWARP_IFINDEX by the kernel's version, the one
- * entry that goes by version; docs/protocol-decisions.md has the path.
+ * lookups on iWARP devices", 2023) rdma_cm finds the device of an iWARP
+ * connection, at both ends, by a GID made of the hardware address of the
+ * netdev that owns the connection's local address (cma_iw_acquire_dev(),
+ * cma_acquire_dev_by_src_ip()). lo's address is all zeros, a GID ib_core
+ * never stores, so every connection over lo (127.0.0.0/8, ::1) is
+ * rejected, whichever iWARP driver carries it; Debian 12's 6.1 (checked
+ * up to 6.1.192) is such a kernel. lo takes a hardware address as an
+ * Ethernet device does, while up (eth_mac_addr(), IFF_LIVE_ADDR_CHANGE;
+ * NETDEV_CHANGEADDR flushes its neighbours), and a siwx device's GID is
+ * its netdev's address (siwx_dev_set_mac()): then the lookup finds the
+ * device on lo. So on these kernels a siwx device added on lo first gives
+ * lo a random locally administered address if it has none, and says so.
+ * Nothing else uses lo's address; it stays when the device goes (an
+ * all-zero address cannot be set back through the same call). Since 6.6
+ * rdma_cm matches an iWARP port by the netdev's ifindex and lo is left as
+ * it is (6.12 and 7.2 checked). The change is inside ib_core and nothing
+ * in the headers shows it, so kernel/Kbuild defines
+ * SIWX_HAVE_CMA_IWARP_IFINDEX by the kernel's version, the one entry that
+ * goes by version (a kernel that backported the change gets an address on
+ * lo it does not need, and works either way); docs/protocol-decisions.md
+ * has the path.
  */
 #ifdef SIWX_HAVE_CMA_IWARP_IFINDEX
-#define SIWX_CMA_SERVES_LOOPBACK true
+static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
+{
+	return 0;
+}
 #else
-#define SIWX_CMA_SERVES_LOOPBACK false
+static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
+{
+	struct sockaddr sa = { .sa_family = lo->type };
+	int rv = 0;
+
+	rtnl_lock();
+	if (lo->addr_len == ETH_ALEN && is_zero_ether_addr(lo->dev_addr)) {
+		eth_random_addr((u8 *)sa.sa_data);
+		rv = dev_set_mac_address(lo, &sa, NULL);
+		if (!rv)
+			pr_info("siwx: %s: gave %s the hardware address %pM: before Linux 6.6, rdma_cm finds the RDMA device of a connection over %s by that address, and %s had none\n",
+				lo->name, lo->name, lo->dev_addr, lo->name,
+				lo->name);
+	}
+	rtnl_unlock();
+	return rv;
+}
 #endif
 
 #endif /* SIWX_COMPAT_H */

@@ -105,23 +105,25 @@ bool siwx_dev_on_loopback(void)
 
 /*
  * Any Ethernet-like link, and loopback for a server and client on one
- * machine where this kernel's rdma_cm lets an iWARP device serve it
- * (SIWX_CMA_SERVES_LOOPBACK). On older kernels a device on lo could not
- * take a single connection: refuse it and say what works instead.
+ * machine. On kernels whose rdma_cm finds a device on lo by lo's hardware
+ * address, lo first gets one (siwx_compat_lo_hwaddr()).
  */
 static int siwx_netdev_check(struct net_device *netdev)
 {
+	int rv;
+
 	if (netdev->type != ARPHRD_ETHER && netdev->type != ARPHRD_LOOPBACK) {
 		pr_info("siwx: %s: not an Ethernet or loopback device\n",
 			netdev->name);
 		return -EINVAL;
 	}
-	if (netdev->type == ARPHRD_LOOPBACK && !SIWX_CMA_SERVES_LOOPBACK) {
-		pr_info("siwx: %s: this kernel's rdma_cm (before Linux 6.6) rejects every iWARP connection to a loopback address, so a device on %s cannot work; on one machine, add the device on a netdev with an address of this host (eth0, or a dummy interface) and connect to that address\n",
-			netdev->name, netdev->name);
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	if (netdev->type != ARPHRD_LOOPBACK)
+		return 0;
+	rv = siwx_compat_lo_hwaddr(netdev);
+	if (rv)
+		pr_info("siwx: %s: could not give %s a hardware address (%d), which this kernel's rdma_cm needs for connections over it: set one (ip link set %s address 02:00:00:00:00:01) and add the device again\n",
+			netdev->name, netdev->name, rv, netdev->name);
+	return rv;
 }
 
 static int siwx_newlink(const char *name, struct net_device *netdev)
