@@ -4,6 +4,7 @@
  * completions in posting order, and the flush of everything a QP in
  * ERROR still holds.
  */
+#include <linux/ktime.h>
 #include <rdma/ib_user_verbs.h>
 
 #include <siwx/sqe_op.h>
@@ -53,6 +54,7 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 		memcpy(cqe->imm, ci->imm, SIWX_IMM_LEN);
 	else
 		memset(cqe->imm, 0, SIWX_IMM_LEN);
+	cqe->ts_ns = ktime_get_ns();
 	siwx_elem_publish(&cqe->flags, ci->flags | SIWX_CQE_VALID);
 	cq->prod++;
 	/* The CQE before reading the armed state: no missed event */

@@ -24,8 +24,13 @@
 #include "siwx_compat.h"
 #include "siwx_conn.h"
 
+/*
+ * IB_ACCESS_MW_BIND only allows binding windows to the MR later; an
+ * application asks for it at registration whether or not it binds any.
+ */
 #define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			IB_ACCESS_MW_BIND)
 
 static int siwx_mr_check_access(int access)
 {

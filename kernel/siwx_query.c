@@ -3,7 +3,8 @@
  * What the device and its one port report. The device attributes say
  * only what siwx does: RFC 7306 atomics executed as CPU atomics
  * (IB_ATOMIC_GLOB; the masked forms only through siwxdv.h, so not
- * advertised to verbs), fast registration, no memory windows.
+ * advertised to verbs), fast registration, completion timestamps, no
+ * memory windows.
  */
 #include <linux/netdevice.h>
 #include <rdma/ib_mad.h>
@@ -47,6 +48,12 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 0;
 	attr->max_fast_reg_page_list_len = SIWX_MAX_FR_PAGES;
+	/*
+	 * Completion timestamps: CLOCK_MONOTONIC ns in every CQE (abi.h),
+	 * reported as a 64-bit clock of 1 GHz (in kHz).
+	 */
+	attr->timestamp_mask = U64_MAX;
+	attr->hca_core_clock = 1000000;
 	return 0;
 }
 

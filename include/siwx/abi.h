@@ -35,8 +35,12 @@
 
 #include <linux/types.h>
 
-/* Reported as the device's uverbs ABI version; the provider checks it. */
-#define SIWX_ABI_VERSION 1
+/*
+ * Reported as the device's uverbs ABI version; the provider checks it, so
+ * a provider and a module of different layouts refuse each other.
+ * 2: a CQE carries its completion time (ts_ns).
+ */
+#define SIWX_ABI_VERSION 2
 
 /* Every siwx device name starts with this; libsiwx matches on it. */
 #define SIWX_DEV_NAME_PREFIX "siwx"
@@ -146,6 +150,12 @@ struct siwx_cqe {
 	__u32 qp_num;
 	__u32 inval_stag;
 	__u8 imm[SIWX_IMM_LEN];		/* Immediate Data, wire order */
+	/*
+	 * When the kernel wrote the CQE: CLOCK_MONOTONIC in ns. The device
+	 * reports a 1 GHz clock (hca_core_clock 1000000 kHz) of 64 bits, so
+	 * verbs' completion timestamp is this value as it is.
+	 */
+	__aligned_u64 ts_ns;
 };
 
 /* siwx_cq_ctrl.notify */

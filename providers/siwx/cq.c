@@ -16,9 +16,9 @@ struct siwx_create_cq_resp {
 	struct siwx_uresp_create_cq drv;
 };
 
-struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
-			      struct ibv_comp_channel *channel,
-			      int comp_vector)
+/* The kernel CQ and its mapped ring, for ibv_create_cq and _cq_ex alike */
+struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,
+			    struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct ibvp_cmd_create_cq cmd = {};
 	struct siwx_create_cq_resp resp = {};
@@ -55,13 +55,22 @@ struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
 	cq->ctrl = (struct siwx_cq_ctrl *)siwx_ring_at(&cq->ring,
 						       resp.drv.num_cqe);
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	return &cq->vcq.cq;
+	return cq;
 
 fail_cmd:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 	free(cq);
 	errno = rv;
 	return NULL;
+}
+
+struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct siwx_cq *cq = siwx_cq_new(ctx, num_cqe, channel, comp_vector);
+
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 int siwx_destroy_cq(struct ibv_cq *ibcq)

@@ -66,3 +66,9 @@ SIWXDV_EXPORT int siwxdv_poll_cq_imm8(struct ibv_cq *cq, int num_entries,
 		return -EOPNOTSUPP;
 	return siwx_poll_cq_imm8(cq, num_entries, wc, imm);
 }
+
+SIWXDV_EXPORT void siwxdv_wc_read_imm8(struct ibv_cq_ex *cq,
+				       uint8_t imm[SIWXDV_IMM_LEN])
+{
+	siwx_cq_ex_read_imm8(cq, imm);
+}

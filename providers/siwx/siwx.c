@@ -34,11 +34,12 @@ static void siwx_free_context(struct ibv_context *ibctx)
  * Everything siwx implements. Entries left NULL keep libibverbs' defaults,
  * which fail with EOPNOTSUPP: memory windows, address handles, multicast,
  * XRC, WQs/RSS, flow steering, device memory, counters, parent domains,
- * resize_cq, create_cq_ex (the extended CQ), import/export.
+ * resize_cq, import/export.
  */
 static const struct ibvp_context_ops siwx_ctx_ops = {
 	.alloc_pd = siwx_alloc_pd,
 	.create_cq = siwx_create_cq,
+	.create_cq_ex = siwx_create_cq_ex,
 	.create_qp = siwx_create_qp,
 	.create_qp_ex = siwx_create_qp_ex,
 	.create_srq = siwx_create_srq,
@@ -57,6 +58,7 @@ static const struct ibvp_context_ops siwx_ctx_ops = {
 	.query_device_ex = siwx_query_device_ex,
 	.query_port = siwx_query_port,
 	.query_qp = siwx_query_qp,
+	.query_rt_values = siwx_query_rt_values,
 	.query_srq = siwx_query_srq,
 	.reg_mr = siwx_reg_mr,
 	.req_notify_cq = siwx_req_notify_cq,

@@ -7,6 +7,7 @@
 #define SIWX_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,11 @@ struct siwx_cq {
 	struct siwx_cq_ctrl *ctrl;
 	void *map;
 	size_t map_len;
+	/* The extended CQ (cq_ex.c) */
+	struct siwx_cqe *cur;		/* the completion start/next_poll gave */
+	uint64_t wc_flags;
+	uint64_t wall_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	bool single_threaded;
 };
 
 struct siwx_srq {
@@ -126,6 +132,8 @@ struct ibv_mr *siwx_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 int siwx_dereg_mr(struct ibvp_mr *vmr);
 
 /* cq.c */
+struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,
+			    struct ibv_comp_channel *channel, int comp_vector);
 struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
@@ -134,6 +142,12 @@ int siwx_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 int siwx_poll_cq_imm8(struct ibv_cq *cq, int num, struct ibv_wc *wc,
 		      uint8_t (*imm)[SIWX_IMM_LEN]);
 int siwx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* cq_ex.c */
+struct ibv_cq_ex *siwx_create_cq_ex(struct ibv_context *ctx,
+				    struct ibv_cq_init_attr_ex *attr);
+void siwx_cq_ex_read_imm8(struct ibv_cq_ex *cqx, uint8_t imm[SIWX_IMM_LEN]);
+int siwx_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 
 /* qp.c */
 struct ibv_qp *siwx_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

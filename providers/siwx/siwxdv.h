@@ -68,6 +68,15 @@ void siwxdv_wr_rdma_write_imm8(struct ibv_qp_ex *qpx, uint32_t rkey,
 int siwxdv_poll_cq_imm8(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc,
 			uint8_t (*imm)[SIWXDV_IMM_LEN]);
 
+/*
+ * The extended CQ's counterpart: all 8 Immediate Data octets of the
+ * current completion (between ibv_start_poll() and ibv_end_poll(), as the
+ * ibv_wc_read_*() calls), all zero unless ibv_wc_read_wc_flags() has
+ * IBV_WC_WITH_IMM; ibv_wc_read_imm_data() gives the first 4. For a CQ that
+ * ibv_create_cq_ex() made on a siwx device.
+ */
+void siwxdv_wc_read_imm8(struct ibv_cq_ex *cq, uint8_t imm[SIWXDV_IMM_LEN]);
+
 #ifdef __cplusplus
 }
 #endif

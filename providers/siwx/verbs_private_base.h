@@ -496,6 +496,13 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+/*
+ * What ibv_create_cq() does after the provider's create_cq (context,
+ * channel and its reference, cq_context, event counters, mutex and
+ * condition); a provider's create_cq_ex calls it itself.
+ */
+void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
+		   struct ibv_comp_channel *channel, void *cq_context);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct ibvp_qp *qp,
 			 struct ibv_qp_init_attr_ex *attr_ex,
 			 struct ibvp_cmd_create_qp *cmd, size_t cmd_size,

@@ -344,7 +344,7 @@ static void fake_dev(const char *root, const char *uverbs, const char *ibdev,
 const char *fake_sysfs_create(void)
 {
 	static char root[] = "/tmp/siwx-fake-sysfs-XXXXXX";
-	char dir[512];
+	char dir[512], ours[16], old[16];
 
 	if (!mkdtemp(root))
 		abort();
@@ -355,8 +355,11 @@ const char *fake_sysfs_create(void)
 	snprintf(dir, sizeof(dir), "%s/class/infiniband_verbs", root);
 	mkdir(dir, 0755);
 	put_file(dir, "abi_version", "6\n");
-	fake_dev(root, "uverbs9", "siwx9", "1\n");	/* ours */
-	fake_dev(root, "uverbs8", "siwx8", "2\n");	/* ours, wrong ABI */
-	fake_dev(root, "uverbs7", "other7", "1\n");	/* not ours */
+	snprintf(ours, sizeof(ours), "%d\n", SIWX_ABI_VERSION);
+	/* A module of the previous layout: what a half-done upgrade leaves */
+	snprintf(old, sizeof(old), "%d\n", SIWX_ABI_VERSION - 1);
+	fake_dev(root, "uverbs9", "siwx9", ours);
+	fake_dev(root, "uverbs8", "siwx8", old);	/* ours, wrong ABI */
+	fake_dev(root, "uverbs7", "other7", ours);	/* not ours */
 	return root;
 }

@@ -80,6 +80,8 @@ int main(int argc, char **argv)
 		      "write_imm8 exported");
 		CHECK(dlvsym(mod, "siwxdv_poll_cq_imm8", "SIWX_1.0"),
 		      "poll_cq_imm8 exported");
+		CHECK(dlvsym(mod, "siwxdv_wc_read_imm8", "SIWX_1.1"),
+		      "wc_read_imm8 exported");
 		CHECK(!dlsym(mod, "siwx_dev_ops") && !dlsym(mod, "siwx_post_send"),
 		      "internals stay local");
 	}

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_uverbs.h"
 #include "pabi_check.h"
@@ -390,7 +391,6 @@ static void dp_unsupported(void)
 	struct ibv_cq *cq = dp.cq;
 	struct ibv_qp *qp = dp.qp;
 	struct ibv_ah_attr ah = {};
-	struct ibv_cq_init_attr_ex cqx = { .cqe = 4 };
 	union ibv_gid gid = {};
 	struct ibv_xrcd_init_attr xa = {};
 
@@ -398,12 +398,132 @@ static void dp_unsupported(void)
 	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) && errno == EOPNOTSUPP, "MW");
 	errno = 0;
 	CHECK(!ibv_create_ah(pd, &ah) && errno == EOPNOTSUPP, "AH");
-	errno = 0;
-	CHECK(!ibv_create_cq_ex(ctx, &cqx) && errno == EOPNOTSUPP, "CQ ex");
 	CHECK(ibv_resize_cq(cq, 16) == EOPNOTSUPP, "resize_cq");
 	CHECK(ibv_attach_mcast(qp, &gid, 0) == EOPNOTSUPP, "multicast");
 	errno = 0;
 	CHECK(!ibv_open_xrcd(ctx, &xa) && errno == EOPNOTSUPP, "XRC");
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void fake_cqe(unsigned int i, uint64_t id, uint8_t opcode,
+		     uint16_t flags, uint64_t ts_ns)
+{
+	fake.cq[i].id = id;
+	fake.cq[i].opcode = opcode;
+	fake.cq[i].bytes = 64;
+	fake.cq[i].qp_num = 0x41;
+	fake.cq[i].ts_ns = ts_ns;
+	__atomic_store_n(&fake.cq[i].flags, SIWX_CQE_VALID | flags,
+			 __ATOMIC_RELEASE);
+}
+
+/* The extended CQ: what it refuses, then start/next/end_poll on the ring. */
+static void dp_cq_ex(void)
+{
+	struct ibv_context *ctx = dp.ctx;
+	struct ibv_cq_init_attr_ex a = { .cqe = 4 };
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t mono0, mono1, real0, real1, wall;
+	struct ibv_cq_ex *cqx;
+	uint8_t imm8[8];
+	struct ibv_wc wc;
+	int marker;
+
+	a.wc_flags = IBV_WC_EX_WITH_CVLAN;
+	errno = 0;
+	CHECK(!ibv_create_cq_ex(ctx, &a) && errno == EOPNOTSUPP,
+	      "CQ ex: CVLAN refused");
+	a.wc_flags = IBV_WC_STANDARD_FLAGS;
+	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	a.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	errno = 0;
+	CHECK(!ibv_create_cq_ex(ctx, &a) && errno == EOPNOTSUPP,
+	      "CQ ex: IGNORE_OVERRUN refused");
+	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	errno = 0;
+	CHECK(!ibv_create_cq_ex(ctx, &a) && errno == EOPNOTSUPP,
+	      "CQ ex: parent domain refused");
+
+	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	a.flags = 0;
+	a.wc_flags = IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	a.cq_context = &marker;
+	cqx = ibv_create_cq_ex(ctx, &a);
+	REQUIRE(cqx, "create_cq_ex: %s", strerror(errno));
+	CHECK(cqx->context == ctx && cqx->cq_context == &marker &&
+		      cqx->handle == 0x30 && cqx->cqe == FAKE_NUM_CQE,
+	      "create_cq_ex: the CQ as libibverbs made it");
+	CHECK(ibv_start_poll(cqx, &pa) == ENOENT, "cq_ex: empty");
+
+	fake_cqe(0, 0xd0, SIWX_WC_RECV_RDMA_WITH_IMM, SIWX_CQE_WITH_IMM, 1000);
+	memcpy(fake.cq[0].imm, want_imm, 8);
+	fake.cq[1].inval_stag = 0x1234;
+	fake_cqe(1, 0xd1, SIWX_WC_RECV, SIWX_CQE_WITH_INV, 2000);
+
+	mono0 = clock_ns(CLOCK_MONOTONIC);
+	real0 = clock_ns(CLOCK_REALTIME);
+	CHECK(ibv_start_poll(cqx, &pa) == 0 && cqx->wr_id == 0xd0 &&
+		      cqx->status == IBV_WC_SUCCESS &&
+		      ibv_wc_read_opcode(cqx) == IBV_WC_RECV_RDMA_WITH_IMM &&
+		      ibv_wc_read_byte_len(cqx) == 64 &&
+		      ibv_wc_read_wc_flags(cqx) == IBV_WC_WITH_IMM &&
+		      ntohl(ibv_wc_read_imm_data(cqx)) == 0x09080706 &&
+		      ibv_wc_read_qp_num(cqx) == 0x41 &&
+		      ibv_wc_read_src_qp(cqx) == 0 &&
+		      ibv_wc_read_slid(cqx) == 0 && ibv_wc_read_sl(cqx) == 0 &&
+		      ibv_wc_read_dlid_path_bits(cqx) == 0 &&
+		      ibv_wc_read_completion_ts(cqx) == 1000,
+	      "start_poll: the first CQE, every field");
+	real1 = clock_ns(CLOCK_REALTIME);
+	mono1 = clock_ns(CLOCK_MONOTONIC);
+	wall = ibv_wc_read_completion_wallclock_ns(cqx) - 1000;
+	CHECK(wall >= real0 - mono1 && wall <= real1 - mono0,
+	      "wall clock: the monotonic stamp plus the clocks' offset");
+	siwxdv_wc_read_imm8(cqx, imm8);
+	CHECK(!memcmp(imm8, want_imm, 8), "siwxdv_wc_read_imm8");
+	CHECK(fake.cq[0].flags & SIWX_CQE_VALID,
+	      "the current CQE stays the provider's");
+	CHECK(ibv_next_poll(cqx) == 0 && fake.cq[0].flags == 0 &&
+		      cqx->wr_id == 0xd1 &&
+		      ibv_wc_read_opcode(cqx) == IBV_WC_RECV &&
+		      ibv_wc_read_wc_flags(cqx) == IBV_WC_WITH_INV &&
+		      ibv_wc_read_invalidated_rkey(cqx) == 0x1234 &&
+		      ibv_wc_read_completion_ts(cqx) == 2000,
+	      "next_poll: the second CQE; the first handed back");
+	siwxdv_wc_read_imm8(cqx, imm8);
+	CHECK(!memcmp(imm8, (uint8_t[8]){ 0 }, 8),
+	      "siwxdv_wc_read_imm8 without immediate data");
+	CHECK(ibv_next_poll(cqx) == ENOENT && fake.cq[1].flags == 0,
+	      "next_poll: none left");
+	ibv_end_poll(cqx);
+
+	fake_cqe(2, 0xd2, SIWX_WC_SEND, 0, 3000);
+	CHECK(ibv_start_poll(cqx, &pa) == 0 && cqx->wr_id == 0xd2, "again");
+	ibv_end_poll(cqx);
+	CHECK(fake.cq[2].flags == 0, "end_poll hands the CQE back");
+	fake_cqe(3, 0xd3, SIWX_WC_SEND, 0, 4000);
+	CHECK(ibv_poll_cq(ibv_cq_ex_to_cq(cqx), 1, &wc) == 1 &&
+		      wc.wr_id == 0xd3,
+	      "ibv_poll_cq on an extended CQ");
+
+	mono0 = clock_ns(CLOCK_MONOTONIC);
+	CHECK(ibv_query_rt_values_ex(ctx, &v) == 0 &&
+		      v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK &&
+		      v.raw_clock.tv_sec == 0 &&
+		      (uint64_t)v.raw_clock.tv_nsec >= mono0 &&
+		      (uint64_t)v.raw_clock.tv_nsec <= clock_ns(CLOCK_MONOTONIC),
+	      "query_rt_values_ex: CLOCK_MONOTONIC in ns");
+	CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy cq_ex");
 }
 
 /* Destroy everything, then what the fake kernel saw over the whole step. */
@@ -443,5 +563,6 @@ void check_data_path(struct ibv_context *ctx)
 	dp_modify_qp();
 	dp_srq();
 	dp_unsupported();
+	dp_cq_ex();
 	dp_teardown();
 }

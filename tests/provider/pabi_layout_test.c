@@ -86,7 +86,7 @@ static struct ibv_device *discover(struct ibv_device ***list_out)
 	for (i = 0; i < n; i++) {
 		const char *name = ibv_get_device_name(list[i]);
 
-		CHECK(strcmp(name, "siwx8"), "siwx8 has ABI 2 and must be refused");
+		CHECK(strcmp(name, "siwx8"), "siwx8 has the previous ABI and must be refused");
 		if (!strcmp(name, "siwx9"))
 			found = list[i];
 	}
