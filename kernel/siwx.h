@@ -28,7 +28,6 @@
 #define SIWX_MAX_QPN		0xffffff
 #define SIWX_MAX_QP_WR		4096
 #define SIWX_MAX_CQ		8192
-#define SIWX_MAX_CQE		65536
 #define SIWX_MAX_PD		8192
 #define SIWX_MAX_MR		65536
 #define SIWX_MAX_SRQ		1024
@@ -315,6 +314,7 @@ void siwx_mmap_free(struct rdma_user_mmap_entry *rentry);
 /* siwx_cq.c */
 int siwx_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
+int siwx_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int siwx_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int siwx_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int siwx_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

@@ -123,6 +123,38 @@ static inline int siwx_kernel_connect(struct socket *sock,
 }
 
 /*
+ * ib_device_ops.resize_cq: newer kernels (7.2 checked; not 6.12) have
+ * resize_user_cq instead, for user CQs only, with an unsigned count, and
+ * no ib_resize_cq() for kernel ULPs. siwx_resize_cq() serves both. The
+ * op's name differs, so these ops join the device's after siwx_dev_ops.
+ */
+#ifdef SIWX_HAVE_RESIZE_USER_CQ
+static inline int siwx_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+					struct ib_udata *udata)
+{
+	return siwx_resize_cq(ibcq, cqe > INT_MAX ? -1 : (int)cqe, udata);
+}
+
+static inline void siwx_compat_set_ops(struct ib_device *ibdev)
+{
+	static const struct ib_device_ops ops = {
+		.resize_user_cq = siwx_compat_resize_cq,
+	};
+
+	ib_set_device_ops(ibdev, &ops);
+}
+#else
+static inline void siwx_compat_set_ops(struct ib_device *ibdev)
+{
+	static const struct ib_device_ops ops = {
+		.resize_cq = siwx_resize_cq,
+	};
+
+	ib_set_device_ops(ibdev, &ops);
+}
+#endif
+
+/*
  * rdma_cm and the loopback netdev. Before 6.6 ("RDMA/cma: Avoid GID
  * lookups on iWARP devices", 2023) rdma_cm finds the device of an iWARP
  * connection, at both ends, by a GID made of the hardware address of the

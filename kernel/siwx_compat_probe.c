@@ -49,3 +49,11 @@ int (*const siwx_probe_connect)(struct socket *sock,
 				struct sockaddr_unsized *addr, int len,
 				int flags) = kernel_connect;
 #endif
+
+#ifdef SIWX_PROBE_RESIZE_USER_CQ
+int siwx_probe_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+			 struct ib_udata *udata);
+const struct ib_device_ops siwx_probe_ops = {
+	.resize_user_cq = siwx_probe_resize_cq,
+};
+#endif

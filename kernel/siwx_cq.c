@@ -59,6 +59,92 @@ err_count:
 	return rv;
 }
 
+/*
+ * The CQEs the consumer has not taken yet: VALID and contiguous up to the
+ * producer's position, since the consumer gives them back in ring order.
+ * For a user CQ the provider owns the flags; whatever it wrote there, the
+ * count stays within the ring.
+ */
+static u32 siwx_cq_held(struct siwx_cq *cq)
+{
+	u32 held = 0;
+
+	while (held < cq->ring.num &&
+	       siwx_elem_valid(&siwx_cq_slot(cq, cq->prod - 1 - held)->flags,
+			       SIWX_CQE_VALID))
+		held++;
+	return held;
+}
+
+/*
+ * A new ring that starts with the CQEs the old one holds, in their order,
+ * and the same armed state. Producers add CQEs under cq->lock, so each
+ * CQE goes to the old ring before the move or to the new one after it:
+ * none is lost or seen twice. The consumer does not run meanwhile: a
+ * kernel consumer polls under the same lock, and the provider holds its
+ * CQ lock across the command and then continues at the new ring's start.
+ * A size below the CQEs held fails (EINVAL) and changes nothing.
+ */
+int siwx_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct siwx_cq *cq = to_siwx_cq(ibcq);
+	struct siwx_uresp_create_cq resp = {};
+	struct siwx_ring ring, old;
+	struct siwx_cq_ctrl *ctrl;
+	struct siwx_cqe *to;
+	unsigned long flags;
+	u32 num, held, i;
+	int rv;
+
+	if (cqe < 1 || cqe > SIWX_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	num = roundup_pow_of_two(cqe);
+	rv = siwx_ring_alloc(&ring, num, sizeof(struct siwx_cqe),
+			     sizeof(struct siwx_cq_ctrl));
+	if (rv)
+		return rv;
+	if (udata) {
+		rv = siwx_ring_publish(&ring, udata, &resp.cq_key);
+		if (rv)
+			goto err_ring;
+	}
+	to = ring.buf;
+	ctrl = siwx_ring_ctrl(&ring);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	held = siwx_cq_held(cq);
+	if (held > num) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		rv = -EINVAL;
+		goto err_ring;
+	}
+	for (i = 0; i < held; i++)
+		to[i] = *siwx_cq_slot(cq, cq->prod - held + i);
+	ctrl->notify = READ_ONCE(cq->ctrl->notify);
+	old = cq->ring;
+	cq->ring = ring;
+	cq->cqe = to;
+	cq->ctrl = ctrl;
+	cq->prod = held;
+	cq->cons = 0;
+	ibcq->cqe = num;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* A mapping of the old ring keeps its pages until it is unmapped */
+	siwx_ring_free(&old);
+
+	if (!udata)
+		return 0;
+	resp.cq_id = cq->id;
+	resp.num_cqe = num;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+
+err_ring:
+	siwx_ring_free(&ring);
+	return rv;
+}
+
 int siwx_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct siwx_dev *dev = to_siwx_dev(ibcq->device);

@@ -162,6 +162,7 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	ib_set_device_ops(ibdev, &siwx_dev_ops);
+	siwx_compat_set_ops(ibdev);
 
 	rv = ib_device_set_netdev(ibdev, netdev, 1);
 	if (rv)

@@ -50,6 +50,11 @@
 #define SIWX_MAX_INLINE (SIWX_MAX_SGE * 16)
 /* RFC 7306 Immediate Data is 8 octets. */
 #define SIWX_IMM_LEN 8
+/*
+ * The largest CQ ring (max_cqe); the provider reserves address space for
+ * one, so that a resized ring stays where the old one was.
+ */
+#define SIWX_MAX_CQE 65536
 
 struct siwx_sge {
 	__aligned_u64 addr;
@@ -182,6 +187,7 @@ struct siwx_uresp_alloc_ctx {
 	__u32 max_inline;
 };
 
+/* Also resize_cq's: the new ring, which starts with the CQEs still held */
 struct siwx_uresp_create_cq {
 	__u32 cq_id;
 	__u32 num_cqe;		/* ring slots, a power of two */

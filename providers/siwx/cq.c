@@ -16,6 +16,51 @@ struct siwx_create_cq_resp {
 	struct siwx_uresp_create_cq drv;
 };
 
+/*
+ * A CQ's ring lives at the start of an address range reserved for the
+ * largest ring, zero pages elsewhere, and never moves: pollers look at the
+ * ring without the lock first (siwx_ring_ready()), and one that does so
+ * during a resize must read a ring, old or new, or zeros (an empty ring),
+ * never a hole.
+ */
+static size_t siwx_cq_reserve_len(void)
+{
+	return (size_t)SIWX_MAX_CQE * sizeof(struct siwx_cqe) +
+	       sizeof(struct siwx_cq_ctrl);
+}
+
+static size_t siwx_cq_ring_len(uint32_t num_cqe)
+{
+	return (size_t)num_cqe * sizeof(struct siwx_cqe) +
+	       sizeof(struct siwx_cq_ctrl);
+}
+
+/* The kernel's ring (num_cqe slots at key) at the reserved range's start */
+static int siwx_cq_map(struct siwx_cq *cq, int cmd_fd, uint32_t num_cqe,
+		       uint64_t key)
+{
+	void *map;
+
+	if (!num_cqe || num_cqe > SIWX_MAX_CQE)
+		return EPROTO;	/* a kernel that did not fill our udata */
+	/* Set first: a failed fixed mapping may leave a hole this long */
+	cq->map_len = siwx_cq_ring_len(num_cqe);
+	map = mmap(cq->map, cq->map_len, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_FIXED, cmd_fd, (off_t)key);
+	if (map == MAP_FAILED)
+		return errno;
+	siwx_ring_init(&cq->ring, cq->map, num_cqe, sizeof(struct siwx_cqe));
+	cq->ctrl = (struct siwx_cq_ctrl *)siwx_ring_at(&cq->ring, num_cqe);
+	return 0;
+}
+
+/* Zero pages where the ring was; its own pages go back to the kernel */
+static void siwx_cq_unmap(struct siwx_cq *cq)
+{
+	mmap(cq->map, cq->map_len, PROT_READ,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 /* The kernel CQ and its mapped ring, for ibv_create_cq and _cq_ex alike */
 struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,
 			    struct ibv_comp_channel *channel, int comp_vector)
@@ -36,27 +81,21 @@ struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,
 		errno = rv;
 		return NULL;
 	}
-	if (!resp.drv.num_cqe) {
-		rv = EPROTO;	/* a kernel that did not fill our udata */
-		goto fail_cmd;
-	}
-
 	cq->id = resp.drv.cq_id;
-	cq->map_len = (size_t)resp.drv.num_cqe * sizeof(struct siwx_cqe) +
-		      sizeof(struct siwx_cq_ctrl);
-	cq->map = mmap(NULL, cq->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       ctx->cmd_fd, (off_t)resp.drv.cq_key);
+	cq->map = mmap(NULL, siwx_cq_reserve_len(), PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (cq->map == MAP_FAILED) {
 		rv = errno;
 		goto fail_cmd;
 	}
-	siwx_ring_init(&cq->ring, cq->map, resp.drv.num_cqe,
-		       sizeof(struct siwx_cqe));
-	cq->ctrl = (struct siwx_cq_ctrl *)siwx_ring_at(&cq->ring,
-						       resp.drv.num_cqe);
+	rv = siwx_cq_map(cq, ctx->cmd_fd, resp.drv.num_cqe, resp.drv.cq_key);
+	if (rv)
+		goto fail_map;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 
+fail_map:
+	munmap(cq->map, siwx_cq_reserve_len());
 fail_cmd:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 	free(cq);
@@ -73,6 +112,44 @@ struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
 	return cq ? &cq->vcq.cq : NULL;
 }
 
+struct siwx_resize_cq_resp {
+	struct ib_uverbs_resize_cq_resp core;
+	struct siwx_uresp_create_cq drv;
+};
+
+/*
+ * The kernel moves the CQEs not yet polled to the start of a new ring
+ * (kernel/siwx_cq.c); the lock keeps pollers and arming out until the
+ * ring they see is the new one. An arm that waited here lands in the new
+ * ring's control block, which the kernel started with the old one's state.
+ */
+int siwx_resize_cq(struct ibv_cq *ibcq, int num_cqe)
+{
+	struct siwx_cq *cq = to_scq(ibcq);
+	struct ibvp_cmd_resize_cq cmd = {};
+	struct siwx_resize_cq_resp resp = {};
+	int rv;
+
+	pthread_spin_lock(&cq->lock);
+	rv = ibv_cmd_resize_cq(ibcq, num_cqe, &cmd, sizeof(cmd), &resp.core,
+			       sizeof(resp));
+	if (rv)
+		goto out;
+	/*
+	 * From here the kernel writes only the new ring. Should it not map,
+	 * the CQ is lost to us: its range reads as an empty ring, and the
+	 * error says why.
+	 */
+	siwx_cq_unmap(cq);
+	rv = siwx_cq_map(cq, ibcq->context->cmd_fd, resp.drv.num_cqe,
+			 resp.drv.cq_key);
+	if (rv)
+		siwx_cq_unmap(cq);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return rv;
+}
+
 int siwx_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct siwx_cq *cq = to_scq(ibcq);
@@ -81,7 +158,7 @@ int siwx_destroy_cq(struct ibv_cq *ibcq)
 	rv = ibv_cmd_destroy_cq(ibcq);
 	if (rv)
 		return rv;
-	munmap(cq->map, cq->map_len);
+	munmap(cq->map, siwx_cq_reserve_len());
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -128,10 +205,13 @@ int siwx_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct siwx_cq *cq = to_scq(ibcq);
 
+	/* Not into a control block that a resize is replacing */
+	pthread_spin_lock(&cq->lock);
 	__atomic_store_n(&cq->ctrl->notify,
 			 solicited_only ? SIWX_NOTIFY_SOLICITED :
 					  SIWX_NOTIFY_NEXT,
 			 __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
 	/*
 	 * The caller polls next. The kernel writes a CQE, then (full
 	 * barrier) reads notify; we write notify, then must not read the

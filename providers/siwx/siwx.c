@@ -34,7 +34,7 @@ static void siwx_free_context(struct ibv_context *ibctx)
  * Everything siwx implements. Entries left NULL keep libibverbs' defaults,
  * which fail with EOPNOTSUPP: memory windows, address handles, multicast,
  * XRC, WQs/RSS, flow steering, device memory, counters, parent domains,
- * resize_cq, import/export.
+ * import/export.
  */
 static const struct ibvp_context_ops siwx_ctx_ops = {
 	.alloc_pd = siwx_alloc_pd,
@@ -62,6 +62,7 @@ static const struct ibvp_context_ops siwx_ctx_ops = {
 	.query_srq = siwx_query_srq,
 	.reg_mr = siwx_reg_mr,
 	.req_notify_cq = siwx_req_notify_cq,
+	.resize_cq = siwx_resize_cq,
 };
 
 struct siwx_get_context_resp {

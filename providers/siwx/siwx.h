@@ -36,12 +36,13 @@ struct siwx_cq {
 	uint32_t id;
 	struct siwx_ring ring;		/* consumer side */
 	struct siwx_cq_ctrl *ctrl;
-	void *map;
-	size_t map_len;
+	void *map;			/* the reserved range (cq.c) */
+	size_t map_len;			/* of the ring at its start */
 	/* The extended CQ (cq_ex.c) */
 	struct siwx_cqe *cur;		/* the completion start/next_poll gave */
 	uint64_t wc_flags;
-	uint64_t wall_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	int64_t wall_offset_ns;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	bool wall_offset_set;
 	bool single_threaded;
 };
 
@@ -137,6 +138,7 @@ struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,
 struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
+int siwx_resize_cq(struct ibv_cq *cq, int num_cqe);
 int siwx_destroy_cq(struct ibv_cq *cq);
 int siwx_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 int siwx_poll_cq_imm8(struct ibv_cq *cq, int num, struct ibv_wc *wc,

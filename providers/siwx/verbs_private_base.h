@@ -408,6 +408,7 @@ IBVP_DECLARE_CMD(query_port, ib_uverbs_query_port);
 IBVP_DECLARE_CMD(alloc_pd, ib_uverbs_alloc_pd);
 IBVP_DECLARE_CMD(reg_mr, ib_uverbs_reg_mr);
 IBVP_DECLARE_CMD(create_cq, ib_uverbs_create_cq);
+IBVP_DECLARE_CMD(resize_cq, ib_uverbs_resize_cq);
 IBVP_DECLARE_CMD(create_qp, ib_uverbs_create_qp);
 IBVP_DECLARE_CMD(modify_qp, ib_uverbs_modify_qp);
 IBVP_DECLARE_CMD(query_qp, ib_uverbs_query_qp);
@@ -495,6 +496,9 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibvp_cmd_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibvp_cmd_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 /*
  * What ibv_create_cq() does after the provider's create_cq (context,

@@ -215,6 +215,27 @@ static ssize_t fake_write(const void *buf, size_t n)
 		rv = respond(hdr, response, &r, sizeof(r));
 		break;
 	}
+	case IB_USER_VERBS_CMD_RESIZE_CQ: {
+		struct {
+			struct ib_uverbs_resize_cq_resp core;
+			struct siwx_uresp_create_cq drv;
+		} r = {};
+		const struct ib_uverbs_resize_cq *c = req;
+		void *mem;
+
+		fake.last_resize_cqe = c->cqe;
+		mem = fake_alloc_queue(FAKE_RESIZED_CQE *
+					       sizeof(struct siwx_cqe) +
+					       sizeof(struct siwx_cq_ctrl),
+				       &r.drv.cq_key);
+		fake.cq = mem;
+		fake.cq_ctrl = (void *)(fake.cq + FAKE_RESIZED_CQE);
+		r.core.cqe = FAKE_RESIZED_CQE;
+		r.drv.cq_id = 3;
+		r.drv.num_cqe = FAKE_RESIZED_CQE;
+		rv = respond(hdr, response, &r, sizeof(r));
+		break;
+	}
 	case IB_USER_VERBS_CMD_DESTROY_CQ: {
 		struct ib_uverbs_destroy_cq_resp r = {};
 
@@ -265,6 +286,29 @@ int ioctl(int fd, unsigned long req, ...)
 	return syscall(SYS_ioctl, fd, req, arg);
 }
 
+/*
+ * A mapping at a fixed address: the queue's memory moves there (it is the
+ * one copy the "kernel" and the provider share), and so do the fake's
+ * pointers into it.
+ */
+static void *fake_move_queue(struct fake_queue *q, void *addr)
+{
+	char *old = q->mem;
+	void *mem;
+
+	mem = (void *)syscall(SYS_mremap, old, q->len, q->len,
+			      MREMAP_MAYMOVE | MREMAP_FIXED, addr);
+	if (mem == MAP_FAILED)
+		abort();
+	q->mem = mem;
+	if ((char *)fake.cq == old) {
+		fake.cq_ctrl = (void *)((char *)mem +
+					((char *)fake.cq_ctrl - old));
+		fake.cq = mem;
+	}
+	return mem;
+}
+
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int i;
@@ -280,6 +324,8 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 				break;
 			}
 			fake.q[i].mapped = 1;
+			if (flags & MAP_FIXED)
+				return fake_move_queue(&fake.q[i], addr);
 			return fake.q[i].mem;
 		}
 	}

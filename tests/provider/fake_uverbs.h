@@ -25,6 +25,7 @@
 #define FAKE_NUM_SQE 4
 #define FAKE_NUM_RQE 4
 #define FAKE_NUM_CQE 8
+#define FAKE_RESIZED_CQE 32 /* what the fake kernel resizes every CQ to */
 #define FAKE_MAX_INLINE 64
 
 struct fake_queue {
@@ -43,6 +44,7 @@ struct fake_uverbs {
     struct ib_uverbs_reg_mr last_reg_mr;
     struct ib_uverbs_modify_qp last_modify_qp;
     struct ib_uverbs_create_qp last_create_qp;
+    uint32_t last_resize_cqe;
     uint32_t last_db_qp_handle;
     uint32_t last_rdb_qp_handle; /* of the last receive doorbell */
     struct fake_queue q[16];

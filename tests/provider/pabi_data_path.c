@@ -47,6 +47,7 @@ static struct {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
+	struct siwx_cqe *cq_ring;	/* cq's ring as the fake kernel made it */
 	struct ibv_qp *qp;	/* RC, with send_ops_flags */
 	struct ibv_qp_ex *qpx;	/* qp's extended API */
 	struct ibv_srq *srq;
@@ -111,6 +112,7 @@ static void dp_create_pd_mr_cq(void)
 	dp.pd = pd;
 	dp.mr = mr;
 	dp.cq = cq;
+	dp.cq_ring = fake.cq;
 }
 
 /* The QP the later steps use, after two that must be refused. */
@@ -388,7 +390,6 @@ static void dp_unsupported(void)
 {
 	struct ibv_context *ctx = dp.ctx;
 	struct ibv_pd *pd = dp.pd;
-	struct ibv_cq *cq = dp.cq;
 	struct ibv_qp *qp = dp.qp;
 	struct ibv_ah_attr ah = {};
 	union ibv_gid gid = {};
@@ -398,7 +399,6 @@ static void dp_unsupported(void)
 	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) && errno == EOPNOTSUPP, "MW");
 	errno = 0;
 	CHECK(!ibv_create_ah(pd, &ah) && errno == EOPNOTSUPP, "AH");
-	CHECK(ibv_resize_cq(cq, 16) == EOPNOTSUPP, "resize_cq");
 	CHECK(ibv_attach_mcast(qp, &gid, 0) == EOPNOTSUPP, "multicast");
 	errno = 0;
 	CHECK(!ibv_open_xrcd(ctx, &xa) && errno == EOPNOTSUPP, "XRC");
@@ -526,6 +526,34 @@ static void dp_cq_ex(void)
 	CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy cq_ex");
 }
 
+/*
+ * Resize: the provider maps the kernel's new ring where the old one was
+ * and goes on at its start (where the kernel moved the CQEs not yet
+ * polled).
+ */
+static void dp_resize_cq(void)
+{
+	struct ibv_cq *cq = dp.cq;
+	struct ibv_wc wc;
+
+	CHECK(ibv_resize_cq(cq, 20) == 0 && fake.last_resize_cqe == 20 &&
+		      cq->cqe == FAKE_RESIZED_CQE,
+	      "resize_cq: the kernel's new size");
+	CHECK(fake.cq == dp.cq_ring && fake.cq[0].flags == 0 &&
+		      fake.cq[0].id == 0,
+	      "the new ring where the old one was");
+	fake_cqe(0, 0xe0, SIWX_WC_SEND, 0, 5000);
+	fake_cqe(FAKE_NUM_CQE, 0xe1, SIWX_WC_SEND, 0, 6000);
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 1 && wc.wr_id == 0xe0 &&
+		      fake.cq[0].flags == 0,
+	      "poll the new ring from its start");
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "the next slot is empty");
+	__atomic_store_n(&fake.cq[FAKE_NUM_CQE].flags, 0, __ATOMIC_RELEASE);
+	CHECK(ibv_req_notify_cq(cq, 0) == 0 &&
+		      fake.cq_ctrl->notify == SIWX_NOTIFY_NEXT,
+	      "arm: the new ring's control block");
+}
+
 /* Destroy everything, then what the fake kernel saw over the whole step. */
 static void dp_teardown(void)
 {
@@ -564,5 +592,6 @@ void check_data_path(struct ibv_context *ctx)
 	dp_srq();
 	dp_unsupported();
 	dp_cq_ex();
+	dp_resize_cq();
 	dp_teardown();
 }
