@@ -55,6 +55,9 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 	else
 		memset(cqe->imm, 0, SIWX_IMM_LEN);
 	cqe->ts_ns = ktime_get_ns();
+	/* The wall clock's offset, for the provider's wall-clock reads */
+	WRITE_ONCE(cq->ctrl->wall_offset_ns,
+		   ktime_to_ns(ktime_mono_to_real(0)));
 	siwx_elem_publish(&cqe->flags, ci->flags | SIWX_CQE_VALID);
 	cq->prod++;
 	/* The CQE before reading the armed state: no missed event */

@@ -123,6 +123,7 @@ int siwx_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	for (i = 0; i < held; i++)
 		to[i] = *siwx_cq_slot(cq, cq->prod - held + i);
 	ctrl->notify = READ_ONCE(cq->ctrl->notify);
+	ctrl->wall_offset_ns = READ_ONCE(cq->ctrl->wall_offset_ns);
 	old = cq->ring;
 	cq->ring = ring;
 	cq->cqe = to;

@@ -38,7 +38,8 @@
 /*
  * Reported as the device's uverbs ABI version; the provider checks it, so
  * a provider and a module of different layouts refuse each other.
- * 2: a CQE carries its completion time (ts_ns).
+ * 2: a CQE carries its completion time (ts_ns), the CQ's control block
+ *    the wall clock's offset.
  */
 #define SIWX_ABI_VERSION 2
 
@@ -173,6 +174,13 @@ enum {
 struct siwx_cq_ctrl {
 	__u32 notify;
 	__u32 reserved;
+	/*
+	 * CLOCK_REALTIME - CLOCK_MONOTONIC in ns, as the kernel's timekeeping
+	 * had it when it wrote the last CQE: a CQE's ts_ns plus this is its
+	 * wall-clock time (what the provider cannot measure as exactly: its
+	 * two clock readings may be far apart when it is preempted).
+	 */
+	__aligned_s64 wall_offset_ns;
 };
 
 struct siwx_sq_ctrl {

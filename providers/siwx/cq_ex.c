@@ -51,31 +51,6 @@ static uint64_t siwx_clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * CQEs carry CLOCK_MONOTONIC; the wall clock is that plus the offset of
- * CLOCK_REALTIME, looked at once per batch (the real clock read between
- * two monotonic ones, against their midpoint). The offset in use changes
- * only when the clocks moved apart by more than SIWX_WALL_STEP_NS (a step
- * of the wall clock, or slewing that added up): reading jitter alone
- * never makes one CQ's wall-clock times go backwards.
- */
-#define SIWX_WALL_STEP_NS 100000
-
-static void siwx_cq_wall_offset(struct siwx_cq *cq)
-{
-	uint64_t m0 = siwx_clock_ns(CLOCK_MONOTONIC);
-	uint64_t r = siwx_clock_ns(CLOCK_REALTIME);
-	uint64_t m1 = siwx_clock_ns(CLOCK_MONOTONIC);
-	int64_t off = (int64_t)(r - (m0 + (m1 - m0) / 2));
-	int64_t moved = off - cq->wall_offset_ns;
-
-	if (!cq->wall_offset_set || moved > SIWX_WALL_STEP_NS ||
-	    moved < -SIWX_WALL_STEP_NS) {
-		cq->wall_offset_ns = off;
-		cq->wall_offset_set = true;
-	}
-}
-
 static void siwx_cq_ex_load(struct siwx_cq *cq, struct siwx_cqe *cqe)
 {
 	cq->cur = cqe;
@@ -99,8 +74,6 @@ static int siwx_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 		siwx_cq_unlock(cq);
 		return ENOENT;
 	}
-	if (cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
-		siwx_cq_wall_offset(cq);
 	siwx_cq_ex_load(cq, cqe);
 	return 0;
 }
@@ -193,11 +166,14 @@ static uint64_t siwx_wc_read_completion_ts(struct ibv_cq_ex *cqx)
 	return cqx_to_scq(cqx)->cur->ts_ns;
 }
 
+/* The kernel's own offset of the two clocks, from the control block */
 static uint64_t siwx_wc_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
 {
 	struct siwx_cq *cq = cqx_to_scq(cqx);
 
-	return cq->cur->ts_ns + (uint64_t)cq->wall_offset_ns;
+	return cq->cur->ts_ns +
+	       (uint64_t)__atomic_load_n(&cq->ctrl->wall_offset_ns,
+					 __ATOMIC_RELAXED);
 }
 
 static int siwx_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)

@@ -41,8 +41,6 @@ struct siwx_cq {
 	/* The extended CQ (cq_ex.c) */
 	struct siwx_cqe *cur;		/* the completion start/next_poll gave */
 	uint64_t wc_flags;
-	int64_t wall_offset_ns;		/* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	bool wall_offset_set;
 	bool single_threaded;
 };
 

@@ -153,7 +153,7 @@ static void parse(int argc, char **argv, struct opts *o)
 
 static bool server_params(struct ctx *x)
 {
-	uint64_t w[5];
+	uint64_t w[5], w5[5];
 
 	if (!tp_pdata_get(x->c.peer_pdata, x->c.peer_pdata_len, w, 4) ||
 	    w[0] != CQX_MAGIC) {
@@ -161,9 +161,13 @@ static bool server_params(struct ctx *x)
 			"(%zu bytes)", x->c.peer_pdata_len);
 		return false;
 	}
-	/* The flags word only with -r: without, the request is as before */
-	if (!tp_pdata_get(x->c.peer_pdata, x->c.peer_pdata_len, w, 5))
-		w[4] = 0;
+	/*
+	 * The flags word only with -r: without, the request is as before
+	 * (a failed read of five words zeroes all five: read them apart)
+	 */
+	if (!tp_pdata_get(x->c.peer_pdata, x->c.peer_pdata_len, w5, 5))
+		w5[4] = 0;
+	w[4] = w5[4];
 	x->p = (struct params){ w[1], w[2], w[3], w[4] };
 	if (x->p.window < 2 || x->p.window > MAX_W || x->p.n <= x->p.window ||
 	    (x->p.flags & ~(uint64_t)P_RESIZE)) {
