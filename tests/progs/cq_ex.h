@@ -157,9 +157,6 @@ uint32_t msg_len(uint64_t seed, uint64_t seq);
 uint32_t msg_imm(uint64_t seed, uint64_t seq);
 void msg_imm8(uint64_t seed, uint64_t seq, uint8_t imm[IMM8_LEN]);
 void want_imm8(uint64_t seed, uint64_t seq, uint8_t imm[IMM8_LEN]);
-void pat_fill(uint8_t *p, uint32_t len, uint64_t seq);
-uint8_t pat_byte(uint64_t seq, uint32_t off);
-int64_t pat_check(const uint8_t *p, uint32_t len, uint64_t seq);
 int64_t canary_check(const uint8_t *p, size_t len);
 
 /* cq_ex_poll.c */

@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +17,6 @@
 #include "cq_ex.h"
 
 /* The direct verbs. */
-
-/* dl_iterate_phdr() callback: the path of the loaded libsiwx provider. */
-static int find_provider(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const char **path = data;
-
-	(void)size;
-	if (!strstr(info->dlpi_name, "/libsiwx-rdmav"))
-		return 0;
-	*path = info->dlpi_name;
-	return 1;
-}
 
 /*
  * libibverbs has loaded the provider, named for the private ABI of this
@@ -44,7 +31,7 @@ bool dv_open(struct ctx *x)
 	void *h;
 
 	if (!lib) {
-		dl_iterate_phdr(find_provider, &loaded);
+		loaded = tp_loaded_siwx_provider();
 		if (!loaded) {
 			tp_log("libibverbs has loaded no libsiwx-rdmav*.so: "
 			       "the device is not a siwx device");

@@ -88,55 +88,6 @@ void want_imm8(uint64_t seed, uint64_t seq, uint8_t imm[IMM8_LEN])
 	}
 }
 
-static uint32_t pat_word(uint64_t seq, uint32_t i)
-{
-	uint32_t x = (uint32_t)seq * 0x9e3779b1u ^ i * 0x85ebca77u ^
-		     (uint32_t)(seq >> 32);
-
-	x ^= x >> 15;
-	x *= 0x2c1b3c6du;
-	x ^= x >> 12;
-	return htole32(x);
-}
-
-void pat_fill(uint8_t *p, uint32_t len, uint64_t seq)
-{
-	uint32_t i, n = len / 4, w;
-
-	for (i = 0; i < n; i++) {
-		w = pat_word(seq, i);
-		memcpy(p + 4 * (size_t)i, &w, 4);
-	}
-	if (len % 4) {
-		w = pat_word(seq, n);
-		memcpy(p + 4 * (size_t)n, &w, len % 4);
-	}
-}
-
-uint8_t pat_byte(uint64_t seq, uint32_t off)
-{
-	uint32_t w = pat_word(seq, off / 4);
-
-	return ((const uint8_t *)&w)[off % 4];
-}
-
-/* First offset in [0, len) that does not hold the pattern, or -1. */
-int64_t pat_check(const uint8_t *p, uint32_t len, uint64_t seq)
-{
-	uint32_t i, n = len / 4, w;
-
-	/* Word by word, then byte by byte from the first difference */
-	for (i = 0; i < n; i++) {
-		w = pat_word(seq, i);
-		if (memcmp(p + 4 * (size_t)i, &w, 4))
-			break;
-	}
-	for (i *= 4; i < len; i++)
-		if (p[i] != pat_byte(seq, i))
-			return i;
-	return -1;
-}
-
 int64_t canary_check(const uint8_t *p, size_t len)
 {
 	static uint8_t canary[4096];

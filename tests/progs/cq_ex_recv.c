@@ -192,11 +192,11 @@ static bool check_recv(struct ctx *x, const struct xwc *w, uint64_t seq)
 			w->sl, w->dlid_path_bits);
 	rb = (uint8_t *)x->rbuf.addr + w->wr_id * RECV_BUF;
 	if (k == K_SEND) {
-		bad = pat_check(rb, len, seq);
+		bad = tp_pat_check(rb, len, seq);
 		if (bad >= 0)
 			tp_fail("%s: payload byte %" PRId64 " is 0x%02x, "
 				"expected 0x%02x", what, bad, rb[bad],
-				pat_byte(seq, (uint32_t)bad));
+				tp_pat_byte(seq, (uint32_t)bad));
 		bad = canary_check(rb + len, RECV_BUF - len);
 		if (bad >= 0)
 			tp_fail("%s: receive buffer written at offset %" PRId64
@@ -209,11 +209,11 @@ static bool check_recv(struct ctx *x, const struct xwc *w, uint64_t seq)
 	if (bad >= 0)
 		tp_fail("%s: the receive it consumed was written at offset %"
 			PRId64, what, bad);
-	bad = pat_check(slot, len, seq);
+	bad = tp_pat_check(slot, len, seq);
 	if (bad >= 0)
 		tp_fail("%s: written byte %" PRId64 " is 0x%02x, expected "
 			"0x%02x%s", what, bad, slot[bad],
-			pat_byte(seq, (uint32_t)bad),
+			tp_pat_byte(seq, (uint32_t)bad),
 			slot[bad] == CANARY ? " (never written)" : "");
 	bad = canary_check(slot + len, GUARD);
 	if (bad >= 0)

@@ -120,7 +120,7 @@ static int rl_write(struct rl *l, uint64_t id, uint32_t slot, uint32_t len)
 {
 	uint8_t *src = (uint8_t *)l->src.addr + (size_t)slot * RL_SLOT;
 
-	pat_fill(src, len, id);
+	tp_pat_fill(src, len, id);
 	return tp_post_write(&l->c, id, src, len, l->src.mr->lkey,
 			     l->raddr + (uint64_t)slot * RL_SLOT, l->rkey,
 			     IBV_SEND_SIGNALED);
@@ -547,14 +547,14 @@ static bool rl_end(struct ctx *x, struct rl *l, unsigned long fails,
 		return false;
 	for (j = 0; j < RL_DEPTH; j++) {
 		seq = RL_WRITES - RL_DEPTH + j;
-		bad = pat_check(dst + (size_t)j * RL_SLOT, rl_len(seq),
+		bad = tp_pat_check(dst + (size_t)j * RL_SLOT, rl_len(seq),
 				RL_ID_LOAD + seq);
 		if (bad >= 0)
 			tp_fail("%s: resize-load: byte %" PRId64 " of the "
 				"peer's RDMA Write %" PRIu64 " is 0x%02x, "
 				"expected 0x%02x", who, bad, seq,
 				dst[(size_t)j * RL_SLOT + (size_t)bad],
-				pat_byte(RL_ID_LOAD + seq, (uint32_t)bad));
+				tp_pat_byte(RL_ID_LOAD + seq, (uint32_t)bad));
 	}
 	return tp_failures == before;
 }

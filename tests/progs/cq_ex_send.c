@@ -113,7 +113,7 @@ static bool post_msg(struct ctx *x, uint64_t seq)
 	uint8_t imm[IMM8_LEN];
 	int r;
 
-	pat_fill(src, len, seq);
+	tp_pat_fill(src, len, seq);
 	stamp_now(&x->sposted[slot]);
 	switch (k) {
 	case K_SEND:

@@ -156,54 +156,6 @@ static bool il_solicited(uint64_t seed, uint64_t seq)
 	return (tp_mix(seed ^ 0x33, seq) & 3) == 0;
 }
 
-static uint32_t pat_word(uint64_t seq, uint32_t i)
-{
-	uint32_t x = (uint32_t)seq * 0x9e3779b1u ^ i * 0x85ebca77u ^
-		     (uint32_t)(seq >> 32);
-
-	x ^= x >> 15;
-	x *= 0x2c1b3c6du;
-	x ^= x >> 12;
-	return htole32(x);
-}
-
-static void pat_fill(uint8_t *p, uint32_t len, uint64_t seq)
-{
-	uint32_t i, n = len / 4, w;
-
-	for (i = 0; i < n; i++) {
-		w = pat_word(seq, i);
-		memcpy(p + 4 * (size_t)i, &w, 4);
-	}
-	if (len % 4) {
-		w = pat_word(seq, n);
-		memcpy(p + 4 * (size_t)n, &w, len % 4);
-	}
-}
-
-static uint8_t pat_byte(uint64_t seq, uint32_t off)
-{
-	uint32_t w = pat_word(seq, off / 4);
-
-	return ((const uint8_t *)&w)[off % 4];
-}
-
-/* First offset in [0, len) that does not hold the pattern, or -1. */
-static int64_t pat_check(const uint8_t *p, uint32_t len, uint64_t seq)
-{
-	uint32_t i, n = len / 4, w;
-
-	for (i = 0; i < n; i++) {
-		w = pat_word(seq, i);
-		if (memcmp(p + 4 * (size_t)i, &w, 4))
-			break;
-	}
-	for (i *= 4; i < len; i++)
-		if (p[i] != pat_byte(seq, i))
-			return i;
-	return -1;
-}
-
 static int64_t canary_check(const uint8_t *p, size_t len)
 {
 	size_t i;
@@ -416,11 +368,11 @@ static bool check_imm(struct ctx *x, const struct ibv_wc *wc, uint64_t seq,
 	if (bad >= 0)
 		tp_fail("write %" PRIu64 ": the consumed receive buffer was "
 			"written at offset %" PRId64, seq, bad);
-	bad = pat_check(slot, len, seq);
+	bad = tp_pat_check(slot, len, seq);
 	if (bad >= 0)
 		tp_fail("write %" PRIu64 " (%u bytes): wrong byte at offset %"
 			PRId64 ": 0x%02x, expected 0x%02x%s", seq, len, bad,
-			slot[bad], pat_byte(seq, (uint32_t)bad),
+			slot[bad], tp_pat_byte(seq, (uint32_t)bad),
 			slot[bad] == CANARY ? " (never written)" : "");
 	bad = canary_check(slot + len, GUARD);
 	if (bad >= 0)
@@ -497,11 +449,11 @@ static bool check_send(struct ctx *x, const struct ibv_wc *wc, uint64_t seq,
 	if (wc->byte_len != len)
 		tp_fail("message %" PRIu64 " (Send): byte_len %u, expected %u",
 			seq, wc->byte_len, len);
-	bad = pat_check(b, len, seq);
+	bad = tp_pat_check(b, len, seq);
 	if (bad >= 0)
 		tp_fail("message %" PRIu64 " (Send, %u bytes): wrong payload "
 			"byte at offset %" PRId64 ": 0x%02x, expected 0x%02x",
-			seq, len, bad, b[bad], pat_byte(seq, (uint32_t)bad));
+			seq, len, bad, b[bad], tp_pat_byte(seq, (uint32_t)bad));
 	bad = canary_check(b + len, RECV_BUF - len);
 	if (bad >= 0)
 		tp_fail("message %" PRIu64 " (Send, %u bytes): receive buffer "
@@ -776,7 +728,7 @@ static bool client_write(struct ctx *x, uint64_t seq, uint32_t len,
 	uint8_t *src = (uint8_t *)x->data.addr + (size_t)slot * x->p.max;
 	int r;
 
-	pat_fill(src, len, seq);
+	tp_pat_fill(src, len, seq);
 	r = tp_post_write_imm(&x->c, seq, src, len, x->data.mr->lkey,
 			      x->raddr + slot * x->stride, x->rkey,
 			      (uint32_t)seq, IBV_SEND_SIGNALED | extra_flags);
@@ -841,7 +793,7 @@ static bool il_window(struct ctx *x, uint64_t first, uint64_t cnt)
 
 		if (il_solicited(x->p.seed, s))
 			fl |= IBV_SEND_SOLICITED;
-		pat_fill(src, len, s);
+		tp_pat_fill(src, len, s);
 		if (k == IL_SEND)
 			r = tp_post_send(&x->c, s, src, len, x->data.mr->lkey,
 					 fl);

@@ -46,7 +46,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <link.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -540,19 +539,6 @@ typedef void (*dv_cas_t)(struct ibv_qp_ex *, uint32_t, uint64_t, uint64_t,
 			 uint64_t, uint64_t, uint64_t);
 typedef bool (*dv_sup_t)(struct ibv_device *);
 
-
-/* dl_iterate_phdr() callback: the path of the loaded libsiwx provider. */
-static int find_provider(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const char **path = data;
-
-	(void)size;
-	if (!strstr(info->dlpi_name, "/libsiwx-rdmav"))
-		return 0;
-	*path = info->dlpi_name;
-	return 1;
-}
-
 static int client_masked(struct ctx *x)
 {
 	uint64_t ops = IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
@@ -576,7 +562,7 @@ static int client_masked(struct ctx *x)
 	 * this libibverbs (libsiwx-rdmav<N>.so): take that very copy.
 	 */
 	if (!lib) {
-		dl_iterate_phdr(find_provider, &loaded);
+		loaded = tp_loaded_siwx_provider();
 		if (!loaded)
 			tp_die("libibverbs has loaded no libsiwx-rdmav*.so");
 		lib = loaded;

@@ -3,6 +3,7 @@
  * Shared helpers of the siwx verbs test programs; see tp_common.h.
  */
 #include <endian.h>
+#include <link.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -358,6 +359,74 @@ bool tp_expect_qp_event(struct ibv_qp *qp, enum ibv_event_type type,
 {
 	return tp_expect_async_event(qp->context, qp, "QP", type, timeout_ms,
 				     who);
+}
+
+static int tp_find_provider(struct dl_phdr_info *info, size_t size,
+			    void *data)
+{
+	const char **path = data;
+
+	(void)size;
+	if (!strstr(info->dlpi_name, "/libsiwx-rdmav"))
+		return 0;
+	*path = info->dlpi_name;
+	return 1;
+}
+
+const char *tp_loaded_siwx_provider(void)
+{
+	const char *path = NULL;
+
+	dl_iterate_phdr(tp_find_provider, &path);
+	return path;
+}
+
+static uint32_t tp_pat_word(uint64_t seq, uint32_t i)
+{
+	uint32_t x = (uint32_t)seq * 0x9e3779b1u ^ i * 0x85ebca77u ^
+		     (uint32_t)(seq >> 32);
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	return htole32(x);
+}
+
+void tp_pat_fill(uint8_t *p, uint32_t len, uint64_t seq)
+{
+	uint32_t i, n = len / 4, w;
+
+	for (i = 0; i < n; i++) {
+		w = tp_pat_word(seq, i);
+		memcpy(p + 4 * (size_t)i, &w, 4);
+	}
+	if (len % 4) {
+		w = tp_pat_word(seq, n);
+		memcpy(p + 4 * (size_t)n, &w, len % 4);
+	}
+}
+
+uint8_t tp_pat_byte(uint64_t seq, uint32_t off)
+{
+	uint32_t w = tp_pat_word(seq, off / 4);
+
+	return ((const uint8_t *)&w)[off % 4];
+}
+
+int64_t tp_pat_check(const uint8_t *p, uint32_t len, uint64_t seq)
+{
+	uint32_t i, n = len / 4, w;
+
+	/* Word by word, then byte by byte from the first difference */
+	for (i = 0; i < n; i++) {
+		w = tp_pat_word(seq, i);
+		if (memcmp(p + 4 * (size_t)i, &w, 4))
+			break;
+	}
+	for (i *= 4; i < len; i++)
+		if (p[i] != tp_pat_byte(seq, i))
+			return i;
+	return -1;
 }
 
 void tp_pdata_put(uint8_t *buf, const uint64_t *w, size_t nwords)

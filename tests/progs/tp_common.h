@@ -43,6 +43,23 @@ void tp_die(const char *fmt, ...)
 uint64_t tp_now_ms(void);
 uint64_t tp_rand(uint64_t *state);	/* splitmix64 */
 uint64_t tp_mix(uint64_t a, uint64_t b);
+
+/*
+ * The payload pattern of message seq: a hash of (seq, word index) per
+ * 4-octet word, so that both ends know every octet without sending it.
+ * tp_pat_check() gives the first offset that differs, or -1.
+ */
+/*
+ * The path of the libsiwx provider module libibverbs has loaded (named for
+ * its private ABI, libsiwx-rdmav<N>.so), or NULL: the programs dlopen()
+ * that very copy for the siwxdv calls, as they are built where libsiwx is
+ * not installed.
+ */
+const char *tp_loaded_siwx_provider(void);
+
+void tp_pat_fill(uint8_t *p, uint32_t len, uint64_t seq);
+uint8_t tp_pat_byte(uint64_t seq, uint32_t off);
+int64_t tp_pat_check(const uint8_t *p, uint32_t len, uint64_t seq);
 /* Strict number parsing for options; dies with the option's name. */
 uint64_t tp_parse_u64(const char *s, const char *what, uint64_t min,
 		      uint64_t max);
