@@ -32,6 +32,7 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 	unsigned long flags;
 	bool event = false;
 	u32 notify;
+	s64 wall;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (!cq->cqe) {
@@ -55,9 +56,14 @@ void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
 	else
 		memset(cqe->imm, 0, SIWX_IMM_LEN);
 	cqe->ts_ns = ktime_get_ns();
-	/* The wall clock's offset, for the provider's wall-clock reads */
-	WRITE_ONCE(cq->ctrl->wall_offset_ns,
-		   ktime_to_ns(ktime_mono_to_real(0)));
+	/*
+	 * The wall clock's offset, for the provider's wall-clock reads; it
+	 * changes only when the wall clock is set, so the shared line is
+	 * written only then.
+	 */
+	wall = ktime_to_ns(ktime_mono_to_real(0));
+	if (READ_ONCE(cq->ctrl->wall_offset_ns) != wall)
+		WRITE_ONCE(cq->ctrl->wall_offset_ns, wall);
 	siwx_elem_publish(&cqe->flags, ci->flags | SIWX_CQE_VALID);
 	cq->prod++;
 	/* The CQE before reading the armed state: no missed event */
