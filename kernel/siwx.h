@@ -30,6 +30,7 @@
 #define SIWX_MAX_CQ		8192
 #define SIWX_MAX_PD		8192
 #define SIWX_MAX_MR		65536
+#define SIWX_MAX_MW		65536
 #define SIWX_MAX_SRQ		1024
 #define SIWX_MAX_SRQ_WR		16384
 /* Inbound (IRD) and outbound (ORD) RDMA Read/atomic credits per QP. */
@@ -69,18 +70,25 @@ struct siwx_dev {
 
 	/* qp_num -> siwx_qp, for the iWARP CM's iw_get_qp() */
 	struct xarray qps;
-	/* STag index -> siwx_mr; BH lock: the RX path looks STags up */
+	/*
+	 * STag index -> siwx_mr; BH lock: the RX path looks STags up. A
+	 * memory window's index holds its binding while it is bound, else
+	 * its idle placeholder (siwx_mw.c).
+	 */
 	struct xarray mrs;
 	u32 next_qpn;
 	u32 next_stag_index;
 	atomic_t stag_key;
 	atomic_t next_cq_id;
+	/* siwx_qp.uid: never reused, unlike QP numbers */
+	atomic64_t next_qp_uid;
 
 	atomic_t num_pd;
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_mw;
 };
 
 struct siwx_ucontext {
@@ -152,6 +160,8 @@ struct siwx_conn;
 struct siwx_qp {
 	struct ib_qp ibqp;
 	struct siwx_dev *dev;
+	/* Names the QP a type 2 memory window is bound to (siwx_mw.c) */
+	u64 uid;
 	/*
 	 * References from the iWARP CM (iw_add_ref) and, later, the data
 	 * path. destroy_qp drops the initial one and waits for the rest,
@@ -205,7 +215,10 @@ enum siwx_mr_kind {
 	SIWX_MR_USER,		/* pinned user pages (reg_user_mr) */
 	SIWX_MR_DMA,		/* kernel virtual addresses (get_dma_mr) */
 	SIWX_MR_FAST,		/* fast registration (alloc_mr, REG_MR) */
+	SIWX_MR_WINDOW,		/* a memory window's binding (siwx_mw.c) */
 };
+
+struct siwx_mw;
 
 struct siwx_mr {
 	struct ib_mr ibmr;
@@ -215,11 +228,22 @@ struct siwx_mr {
 	enum siwx_mr_kind kind;
 	/*
 	 * STag, rights, bounds and validity change only for SIWX_MR_FAST
-	 * (REG_MR, invalidation), under the xarray lock of dev->mrs.
+	 * (REG_MR, invalidation) and SIWX_MR_WINDOW (invalidation, unbind),
+	 * under the xarray lock of dev->mrs.
 	 */
 	u32 stag;
 	int access;
 	bool valid;
+	/* User MRs: windows bound to it; dereg fails while there are any */
+	unsigned int bound_windows;
+	/*
+	 * SIWX_MR_WINDOW: the window (only while this binding is current),
+	 * the MR it is bound to (referenced), and for a type 2 window the
+	 * QP it is bound to (siwx_qp.uid; 0 for type 1).
+	 */
+	struct siwx_mw *mw;
+	struct siwx_mr *parent;
+	u64 qp_uid;
 	struct ib_umem *umem;
 	/* User and fast-registered memory: its pages; a DMA MR has none */
 	struct page **pages;
@@ -227,10 +251,25 @@ struct siwx_mr {
 	/* SIWX_MR_FAST: room in pages[], and pages set by map_mr_sg */
 	unsigned long max_pages;
 	unsigned long mapped;
-	/* Tagged offset of the first byte and its offset in pages[0] */
+	/*
+	 * Tagged offset of the first byte and its offset in pages[]: a
+	 * window shares its MR's pages[], so its offset may pass pages[0].
+	 */
 	u64 iova;
 	u64 length;
-	unsigned int first_offset;
+	u64 first_offset;
+};
+
+/*
+ * A memory window (alloc_mw). Unbound, its STag index in dev->mrs holds
+ * @idle, which no STag matches; bound, a binding: a SIWX_MR_WINDOW of
+ * its own, so that an access in progress keeps the window's bounds and
+ * its MR's pages even if the window is rebound or invalidated meanwhile.
+ */
+struct siwx_mw {
+	struct ib_mw ibmw;
+	struct siwx_mr idle;
+	u32 index;
 };
 
 static inline struct siwx_dev *to_siwx_dev(struct ib_device *ibdev)
@@ -261,6 +300,11 @@ static inline struct siwx_qp *to_siwx_qp(struct ib_qp *ibqp)
 static inline struct siwx_mr *to_siwx_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct siwx_mr, ibmr);
+}
+
+static inline struct siwx_mw *to_siwx_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct siwx_mw, ibmw);
 }
 
 /* Take one of a bounded resource count; false when the limit is reached */
@@ -363,6 +407,12 @@ struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag);
 void siwx_mr_put(struct siwx_mr *mr);
 int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access);
 struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
+
+/* siwx_mw.c */
+int siwx_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int siwx_dealloc_mw(struct ib_mw *ibmw);
+int siwx_mw_bind(struct siwx_qp *qp, const struct siwx_sqe *sqe);
+void siwx_mw_unbind_locked(struct siwx_dev *dev, struct siwx_mr *binding);
 
 /* siwx_comp.c */
 struct siwx_cqe_info {

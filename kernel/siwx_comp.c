@@ -104,6 +104,8 @@ u8 siwx_wr_to_wc_opcode(u8 wr_opcode)
 		return IB_WC_REG_MR;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return SIWX_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return SIWX_WC_BIND_MW;
 	default:
 		return SIWX_WC_SEND;
 	}

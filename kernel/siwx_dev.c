@@ -72,6 +72,8 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.get_dma_mr = siwx_get_dma_mr,
 	.reg_user_mr = siwx_compat_reg_user_mr,
 	.dereg_mr = siwx_dereg_mr,
+	.alloc_mw = siwx_alloc_mw,
+	.dealloc_mw = siwx_dealloc_mw,
 
 	.iw_add_ref = siwx_iw_add_ref,
 	.iw_rem_ref = siwx_iw_rem_ref,
@@ -87,6 +89,7 @@ static const struct ib_device_ops siwx_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, siwx_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, siwx_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, siwx_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, siwx_mw, ibmw),
 };
 
 /*

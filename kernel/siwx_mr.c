@@ -14,7 +14,9 @@
  *
  * STags (siwx.h): index in dev->mrs << 8 | key. lkey and rkey are the
  * same STag. Lookups take a reference under the xarray lock; dereg
- * removes the index first, then waits for the references to go.
+ * removes the index first, then waits for the references to go. Memory
+ * windows (siwx_mw.c) share the STag space: their bindings are looked up
+ * and checked here like MRs.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -31,6 +33,9 @@
 #define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			IB_ACCESS_MW_BIND)
+
+#define SIWX_REMOTE_RIGHTS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			    IB_ACCESS_REMOTE_ATOMIC)
 
 static int siwx_mr_check_access(int access)
 {
@@ -68,7 +73,14 @@ static int siwx_mr_add(struct siwx_dev *dev, struct siwx_mr *mr, int access)
 static void siwx_mr_release(struct kref *ref)
 {
 	struct siwx_mr *mr = container_of(ref, struct siwx_mr, ref);
+	struct siwx_mr *parent = mr->parent;
 
+	/* A window's binding is nobody's to wait for: it goes by itself */
+	if (mr->kind == SIWX_MR_WINDOW) {
+		kfree(mr);
+		siwx_mr_put(parent);
+		return;
+	}
 	complete(&mr->released);
 }
 
@@ -318,7 +330,8 @@ int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access)
 /*
  * Invalidate @stag for @qp: a Local Invalidate, the sink of a Read with
  * Invalidate, or the STag of a peer's Send with Invalidate. Only fast
- * registrations of the QP's PD can be invalidated (RFC 5040 5.3).
+ * registrations and type 2 windows of the QP's PD can be invalidated
+ * (RFC 5040 5.3; type 1 windows are only rebound).
  */
 int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,
 		       enum siwx_access_fault *fault)
@@ -335,6 +348,14 @@ int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,
 	} else if (mr->ibmr.pd != qp->ibqp.pd) {
 		*fault = SIWX_FAULT_NOT_ASSOC;
 		rv = -EACCES;
+	} else if (mr->kind == SIWX_MR_WINDOW && mr->qp_uid) {
+		/* A type 2 window, by the QP it is bound to only */
+		if (mr->qp_uid == qp->uid) {
+			siwx_mw_unbind_locked(dev, mr);
+		} else {
+			*fault = SIWX_FAULT_NOT_ASSOC;
+			rv = -EACCES;
+		}
 	} else if (mr->kind != SIWX_MR_FAST) {
 		*fault = SIWX_FAULT_ACCESS_RIGHTS;
 		rv = -EPERM;
@@ -350,7 +371,18 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct siwx_dev *dev = to_siwx_dev(ibmr->device);
 	struct siwx_mr *mr = to_siwx_mr(ibmr);
 
-	xa_erase_bh(&dev->mrs, mr->stag >> SIWX_STAG_KEY_BITS);
+	/*
+	 * The verbs refuse to deregister an MR with windows bound to it,
+	 * rather than invalidate windows a peer may hold. ib_uverbs retries
+	 * at close after the windows are gone.
+	 */
+	xa_lock_bh(&dev->mrs);
+	if (mr->bound_windows) {
+		xa_unlock_bh(&dev->mrs);
+		return -EBUSY;
+	}
+	__xa_erase(&dev->mrs, mr->stag >> SIWX_STAG_KEY_BITS);
+	xa_unlock_bh(&dev->mrs);
 	siwx_mr_put(mr);
 	wait_for_completion(&mr->released);
 	siwx_mr_discard(dev, mr);
@@ -372,6 +404,17 @@ int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
 	if (mr->ibmr.pd != qp->ibqp.pd) {
 		*fault = SIWX_FAULT_NOT_ASSOC;
 		return -EACCES;
+	}
+	if (mr->kind == SIWX_MR_WINDOW) {
+		/* A window's STag is for peers only: no lkey names one */
+		if (!(right & SIWX_REMOTE_RIGHTS)) {
+			*fault = SIWX_FAULT_INVALID_STAG;
+			return -EACCES;
+		}
+		if (mr->qp_uid && mr->qp_uid != qp->uid) {
+			*fault = SIWX_FAULT_NOT_ASSOC;
+			return -EACCES;
+		}
 	}
 	if (right && !(mr->access & right)) {
 		*fault = SIWX_FAULT_ACCESS_RIGHTS;

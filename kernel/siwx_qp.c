@@ -101,6 +101,7 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		return -ENOMEM;
 
 	qp->dev = dev;
+	qp->uid = atomic64_inc_return(&dev->next_qp_uid);
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
 	mutex_init(&qp->state_lock);

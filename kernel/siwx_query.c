@@ -25,8 +25,13 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = SIWX_MAX_QP;
 	attr->max_qp_wr = SIWX_MAX_QP_WR;
-	/* Fast registration, Local and Send with Invalidate (kernel ULPs) */
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/*
+	 * Fast registration, Local and Send with Invalidate (kernel ULPs);
+	 * memory windows of both types, type 2 checked by QP and PD (2B).
+	 */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/* rdma link delete may remove a siwx device */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SIWX_MAX_SGE;
@@ -35,6 +40,7 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cq = SIWX_MAX_CQ;
 	attr->max_cqe = SIWX_MAX_CQE;
 	attr->max_mr = SIWX_MAX_MR;
+	attr->max_mw = SIWX_MAX_MW;
 	attr->max_pd = SIWX_MAX_PD;
 	attr->max_qp_rd_atom = SIWX_MAX_IRD;
 	attr->max_qp_init_rd_atom = SIWX_MAX_ORD;

@@ -479,6 +479,23 @@ static int siwx_tx_reg_mr(struct siwx_conn *conn, u32 pos)
 	return 0;
 }
 
+/* A Bind Memory Window (siwx_mw.c); a refused bind is a local error */
+static int siwx_tx_bind_mw(struct siwx_conn *conn, u32 pos)
+{
+	int rv;
+
+	if (!conn->qp->ibqp.uobject)
+		return -EOPNOTSUPP;
+	rv = siwx_mw_bind(conn->qp, &conn->sqe);
+	if (rv == -EPERM)
+		siwx_sq_mark_done(conn->qp, pos, SIWX_WC_MW_BIND_ERR, 0);
+	else if (rv)
+		siwx_sq_mark_done(conn->qp, pos, SIWX_WC_GENERAL_ERR, 0);
+	else
+		siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);
+	return rv;
+}
+
 static int siwx_tx_local_inv(struct siwx_conn *conn, u32 pos)
 {
 	enum siwx_access_fault fault;
@@ -540,10 +557,13 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 	case IB_WR_REG_MR:
 		rv = siwx_tx_reg_mr(conn, pos);
 		break;
+	case IB_UVERBS_WR_BIND_MW:
+		rv = siwx_tx_bind_mw(conn, pos);
+		break;
 	default:
 		if (siwx_sqe_atomic_op(sqe->opcode) != SIWX_SQE_NOT_ATOMIC)
 			rv = siwx_tx_atomic(conn, pos);
-		else	/* BIND_MW (no memory windows), TSO, ... */
+		else	/* TSO, ... */
 			rv = -EOPNOTSUPP;
 		break;
 	}

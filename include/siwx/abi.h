@@ -78,6 +78,11 @@ enum {
  * (<rdma/ib_user_verbs.h>); the plain verbs atomics are sent with the
  * masks RFC 7306 gives them (FetchAdd: add mask 0; CmpSwap: all ones),
  * the MASKED_ variants with the masks given here.
+ *
+ * IB_UVERBS_WR_BIND_MW (types 1 and 2) has no SGEs: rkey is the window's
+ * new STag (its index and the new key), raddr and add_swap the window's
+ * first tagged offset and length (0: unbind), compare the lkey of the
+ * MR it is bound to and add_swap_mask its access flags (IB_ACCESS_*).
  */
 struct siwx_sqe {
 	__aligned_u64 id;		/* wr_id */
@@ -126,6 +131,7 @@ enum siwx_wc_opcode {
 	SIWX_WC_RDMA_READ = 2,
 	SIWX_WC_COMP_SWAP = 3,
 	SIWX_WC_FETCH_ADD = 4,
+	SIWX_WC_BIND_MW = 5,
 	SIWX_WC_LOCAL_INV = 6,
 	SIWX_WC_RECV = 1 << 7,
 	SIWX_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
@@ -138,6 +144,7 @@ enum siwx_wc_status {
 	SIWX_WC_LOC_QP_OP_ERR = 2,
 	SIWX_WC_LOC_PROT_ERR = 4,
 	SIWX_WC_WR_FLUSH_ERR = 5,
+	SIWX_WC_MW_BIND_ERR = 6,
 	SIWX_WC_BAD_RESP_ERR = 7,
 	SIWX_WC_LOC_ACCESS_ERR = 8,
 	SIWX_WC_REM_INV_REQ_ERR = 9,

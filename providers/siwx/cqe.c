@@ -11,12 +11,13 @@
 #define SAME_WC(name) ((int)SIWX_WC_##name == (int)IBV_WC_##name)
 _Static_assert(SAME_WC(SEND) && SAME_WC(RDMA_WRITE) && SAME_WC(RDMA_READ) &&
 		       SAME_WC(COMP_SWAP) && SAME_WC(FETCH_ADD) &&
-		       SAME_WC(LOCAL_INV) && SAME_WC(RECV) &&
+		       SAME_WC(BIND_MW) && SAME_WC(LOCAL_INV) && SAME_WC(RECV) &&
 		       SAME_WC(RECV_RDMA_WITH_IMM),
 	       "CQE opcodes must be ibv_wc_opcode values");
 _Static_assert(SAME_WC(SUCCESS) && SAME_WC(LOC_LEN_ERR) &&
 		       SAME_WC(LOC_QP_OP_ERR) && SAME_WC(LOC_PROT_ERR) &&
-		       SAME_WC(WR_FLUSH_ERR) && SAME_WC(BAD_RESP_ERR) &&
+		       SAME_WC(WR_FLUSH_ERR) && SAME_WC(MW_BIND_ERR) &&
+		       SAME_WC(BAD_RESP_ERR) &&
 		       SAME_WC(LOC_ACCESS_ERR) && SAME_WC(REM_INV_REQ_ERR) &&
 		       SAME_WC(REM_ACCESS_ERR) && SAME_WC(REM_OP_ERR) &&
 		       SAME_WC(FATAL_ERR) && SAME_WC(GENERAL_ERR),

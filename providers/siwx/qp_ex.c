@@ -181,6 +181,17 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 		siwx_sqe_op_fetch_add(&qp->batch.sqe, rkey, raddr, add);
 }
 
+/* A type 2 window's bind; the application chose the new key in @rkey. */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct siwx_qp *qp = qpx_to_sqp(qpx);
+
+	if (siwx_wr_begin(qp, IBV_QP_EX_WITH_BIND_MW) &&
+	    siwx_sqe_op_bind_mw(&qp->batch.sqe, mw, rkey, info))
+		qp->batch.err = EINVAL;
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t inv_rkey)
 {
 	struct siwx_qp *qp = qpx_to_sqp(qpx);
@@ -236,12 +247,6 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * should they be called anyway, the batch fails with EOPNOTSUPP rather than
  * jumping through a NULL pointer.
  */
-static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
-		       const struct ibv_mw_bind_info *info)
-{
-	(void)mw, (void)rkey, (void)info;
-	wr_fail(qpx, EOPNOTSUPP);
-}
 
 static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz,
 			uint16_t mss)

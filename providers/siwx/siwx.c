@@ -32,17 +32,20 @@ static void siwx_free_context(struct ibv_context *ibctx)
 
 /*
  * Everything siwx implements. Entries left NULL keep libibverbs' defaults,
- * which fail with EOPNOTSUPP: memory windows, address handles, multicast,
+ * which fail with EOPNOTSUPP: address handles, multicast,
  * XRC, WQs/RSS, flow steering, device memory, counters, parent domains,
  * import/export.
  */
 static const struct ibvp_context_ops siwx_ctx_ops = {
+	.alloc_mw = siwx_alloc_mw,
 	.alloc_pd = siwx_alloc_pd,
+	.bind_mw = siwx_bind_mw,
 	.create_cq = siwx_create_cq,
 	.create_cq_ex = siwx_create_cq_ex,
 	.create_qp = siwx_create_qp,
 	.create_qp_ex = siwx_create_qp_ex,
 	.create_srq = siwx_create_srq,
+	.dealloc_mw = siwx_dealloc_mw,
 	.dealloc_pd = siwx_dealloc_pd,
 	.dereg_mr = siwx_dereg_mr,
 	.destroy_cq = siwx_destroy_cq,

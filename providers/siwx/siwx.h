@@ -129,6 +129,10 @@ int siwx_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *siwx_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			   uint64_t hca_va, int access);
 int siwx_dereg_mr(struct ibvp_mr *vmr);
+struct ibv_mw *siwx_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int siwx_dealloc_mw(struct ibv_mw *mw);
+int siwx_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *bind);
 
 /* cq.c */
 struct siwx_cq *siwx_cq_new(struct ibv_context *ctx, int num_cqe,

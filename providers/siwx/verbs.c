@@ -99,3 +99,61 @@ int siwx_dereg_mr(struct ibvp_mr *vmr)
 	free(vmr);
 	return 0;
 }
+
+struct ibv_mw *siwx_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibvp_cmd_alloc_mw cmd = {};
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_mw *mw;
+	int rv;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	rv = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			      sizeof(resp));
+	if (rv) {
+		free(mw);
+		errno = rv;
+		return NULL;
+	}
+	return mw;
+}
+
+int siwx_dealloc_mw(struct ibv_mw *mw)
+{
+	int rv = ibv_cmd_dealloc_mw(mw);
+
+	if (rv)
+		return rv;
+	free(mw);
+	return 0;
+}
+
+/*
+ * A type 1 bind is a Bind Memory Window work request on the QP's send
+ * queue, as a type 2 bind is: it completes on the send CQ in order. The
+ * window takes a new key with every bind that gives it memory, and the
+ * application sees it at once in mw->rkey.
+ */
+int siwx_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+	};
+	struct ibv_send_wr *bad;
+	int rv;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.bind_info = bind->bind_info;
+	wr.bind_mw.rkey = bind->bind_info.length ? ibv_inc_rkey(mw->rkey) :
+						   mw->rkey;
+	rv = siwx_post_send(qp, &wr, &bad);
+	if (rv)
+		return rv;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
+}

@@ -407,6 +407,7 @@ IBVP_DECLARE_CMD(get_context, ib_uverbs_get_context);
 IBVP_DECLARE_CMD(query_port, ib_uverbs_query_port);
 IBVP_DECLARE_CMD(alloc_pd, ib_uverbs_alloc_pd);
 IBVP_DECLARE_CMD(reg_mr, ib_uverbs_reg_mr);
+IBVP_DECLARE_CMD(alloc_mw, ib_uverbs_alloc_mw);
 IBVP_DECLARE_CMD(create_cq, ib_uverbs_create_cq);
 IBVP_DECLARE_CMD(resize_cq, ib_uverbs_resize_cq);
 IBVP_DECLARE_CMD(create_qp, ib_uverbs_create_qp);
@@ -491,6 +492,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibvp_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct ibvp_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibvp_cmd_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct ibvp_cmd_create_cq *cmd,
@@ -648,6 +654,7 @@ IBVP_PIN_SIZE(struct ibvp_cmd_get_context, 16);
 IBVP_PIN_SIZE(struct ibvp_cmd_query_port, 24);
 IBVP_PIN_SIZE(struct ibvp_cmd_alloc_pd, 16);
 IBVP_PIN_SIZE(struct ibvp_cmd_reg_mr, 48);
+IBVP_PIN_SIZE(struct ibvp_cmd_alloc_mw, 24);
 IBVP_PIN_SIZE(struct ibvp_cmd_create_cq, 40);
 IBVP_PIN_SIZE(struct ibvp_cmd_create_qp, 64);
 IBVP_PIN_SIZE(struct ibvp_cmd_modify_qp, 120);

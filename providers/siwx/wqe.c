@@ -145,6 +145,27 @@ void siwx_sqe_op_local_inv(struct siwx_sqe *sqe, uint32_t inv_stag)
 	sqe->rkey = inv_stag;
 }
 
+/*
+ * A Bind Memory Window (abi.h has its fields). The kernel checks the
+ * bind against its tables; only what it cannot see is checked here: an
+ * MR to take the lkey from, and a new STag that names the same window.
+ */
+int siwx_sqe_op_bind_mw(struct siwx_sqe *sqe, const struct ibv_mw *mw,
+			uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	if (!mw || (info->length && !info->mr))
+		return EINVAL;
+	if ((rkey ^ mw->rkey) & ~(uint32_t)0xff)
+		return EINVAL;
+	sqe->opcode = IB_UVERBS_WR_BIND_MW;
+	sqe->rkey = rkey;
+	sqe->raddr = info->addr;
+	sqe->add_swap = info->length;
+	sqe->compare = info->length ? info->mr->lkey : 0;
+	sqe->add_swap_mask = info->mw_access_flags;
+	return 0;
+}
+
 int siwx_sqe_set_sgl(struct siwx_sqe *sqe, const struct ibv_sge *sgl,
 		     size_t num_sge, const struct siwx_sq_limits *lim)
 {
@@ -233,6 +254,7 @@ int siwx_sqe_check(const struct siwx_sqe *sqe)
 	case IB_UVERBS_WR_RDMA_READ:
 		return 0;
 	case IB_UVERBS_WR_LOCAL_INV:
+	case IB_UVERBS_WR_BIND_MW:
 		return sqe->num_sge ? EINVAL : 0;
 	default:
 		return EINVAL;
@@ -278,8 +300,11 @@ static int sqe_op_from_wr(struct siwx_sqe *sqe, const struct ibv_send_wr *wr)
 	case IBV_WR_LOCAL_INV:
 		siwx_sqe_op_local_inv(sqe, wr->invalidate_rkey);
 		return 0;
+	case IBV_WR_BIND_MW:
+		return siwx_sqe_op_bind_mw(sqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+					   &wr->bind_mw.bind_info);
 	default:
-		/* BIND_MW, TSO, DRIVER1, ATOMIC_WRITE, ... */
+		/* TSO, DRIVER1, ATOMIC_WRITE, ... */
 		return EINVAL;
 	}
 }

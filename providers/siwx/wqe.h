@@ -42,7 +42,7 @@ struct siwx_sq_limits {
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                  \
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |        \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |      \
-	 IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 
 /* Zero the element and set id and flags; EINVAL on unknown send flags. */
 int siwx_sqe_begin(struct siwx_sqe *sqe, uint64_t wr_id,
@@ -73,6 +73,8 @@ void siwx_sqe_op_masked_cmp_swp(struct siwx_sqe *sqe, uint32_t rkey,
 				uint64_t compare_mask, uint64_t swap,
 				uint64_t swap_mask);
 void siwx_sqe_op_local_inv(struct siwx_sqe *sqe, uint32_t inv_stag);
+int siwx_sqe_op_bind_mw(struct siwx_sqe *sqe, const struct ibv_mw *mw,
+			uint32_t rkey, const struct ibv_mw_bind_info *info);
 
 /* Gather list; EINVAL if it exceeds the QP's max_sge. */
 int siwx_sqe_set_sgl(struct siwx_sqe *sqe, const struct ibv_sge *sgl,

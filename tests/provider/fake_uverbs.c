@@ -121,6 +121,17 @@ static ssize_t fake_write(const void *buf, size_t n)
 		rv = respond(hdr, response, &r, sizeof(r));
 		break;
 	}
+	case IB_USER_VERBS_CMD_ALLOC_MW: {
+		/* each window its own STag index, key 1 */
+		struct ib_uverbs_alloc_mw_resp r = {
+			.mw_handle = 0x50 + fake.ncmd[cmd],
+			.rkey = (0x32 + fake.ncmd[cmd]) << 8 | 1,
+		};
+
+		memcpy(&fake.last_alloc_mw, req, sizeof(fake.last_alloc_mw));
+		rv = respond(hdr, response, &r, sizeof(r));
+		break;
+	}
 	case IB_USER_VERBS_CMD_CREATE_CQ: {
 		struct {
 			struct ib_uverbs_create_cq_resp core;
@@ -256,6 +267,7 @@ static ssize_t fake_write(const void *buf, size_t n)
 	}
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
 	case IB_USER_VERBS_CMD_DEREG_MR:
+	case IB_USER_VERBS_CMD_DEALLOC_MW:
 		break;
 	default:
 		errno = ENOSYS;

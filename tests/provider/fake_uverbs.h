@@ -42,6 +42,7 @@ struct fake_uverbs {
     unsigned int doorbells;
     unsigned int bad; /* malformed commands seen */
     struct ib_uverbs_reg_mr last_reg_mr;
+    struct ib_uverbs_alloc_mw last_alloc_mw;
     struct ib_uverbs_modify_qp last_modify_qp;
     struct ib_uverbs_create_qp last_create_qp;
     uint32_t last_resize_cqe;

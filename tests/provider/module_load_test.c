@@ -98,9 +98,9 @@ int main(int argc, char **argv)
 		CHECK(pd && pd->handle == 0x10, "alloc_pd");
 		if (pd) {
 			errno = 0;
-			CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) &&
+			CHECK(!ibv_create_ah(pd, &(struct ibv_ah_attr){}) &&
 				      errno == EOPNOTSUPP,
-			      "memory windows refused");
+			      "address handles refused");
 			CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
 		}
 		ibv_close_device(ctx);

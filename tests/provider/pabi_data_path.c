@@ -140,16 +140,17 @@ static void dp_create_qp(void)
 	};
 
 	/* refused before the kernel sees it */
-	qa.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
+	qa.send_ops_flags |= IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	CHECK(!ibv_create_qp_ex(ctx, &qa) && errno == EOPNOTSUPP,
-	      "BIND_MW in send_ops_flags must be refused");
-	qa.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_BIND_MW;
+	      "TSO in send_ops_flags must be refused");
+	qa.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_TSO;
 	qa.qp_type = IBV_QPT_UD;
 	errno = 0;
 	CHECK(!ibv_create_qp_ex(ctx, &qa) && errno == EOPNOTSUPP, "UD QP");
 	qa.qp_type = IBV_QPT_RC;
 	CHECK(fake.ncmd[IB_USER_VERBS_CMD_CREATE_QP] == 0, "nothing sent");
+	qa.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
 
 	qp = ibv_create_qp_ex(ctx, &qa);
 	REQUIRE(qp, "create_qp_ex: %s", strerror(errno));
@@ -396,12 +397,115 @@ static void dp_unsupported(void)
 	struct ibv_xrcd_init_attr xa = {};
 
 	errno = 0;
-	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) && errno == EOPNOTSUPP, "MW");
-	errno = 0;
 	CHECK(!ibv_create_ah(pd, &ah) && errno == EOPNOTSUPP, "AH");
 	CHECK(ibv_attach_mcast(qp, &gid, 0) == EOPNOTSUPP, "multicast");
 	errno = 0;
 	CHECK(!ibv_open_xrcd(ctx, &xa) && errno == EOPNOTSUPP, "XRC");
+}
+
+/*
+ * The only SQE the kernel would find in @sq, or NULL if none or several;
+ * the rest of @sq is released. fake.sq is the last QP's SQ, not dp.qp's.
+ */
+static struct siwx_sqe *kernel_take_only_sqe(struct siwx_sqe *sq)
+{
+	struct siwx_sqe *found = NULL;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < FAKE_NUM_SQE; i++)
+		if (sq[i].flags & SIWX_WQE_VALID) {
+			found = &sq[i];
+			n++;
+		}
+	return n == 1 ? found : NULL;
+}
+
+static void kernel_release(struct siwx_sqe *sq)
+{
+	int i;
+
+	for (i = 0; i < FAKE_NUM_SQE; i++)
+		__atomic_store_n(&sq[i].flags, 0, __ATOMIC_RELEASE);
+}
+
+/* Windows: alloc, type 1 and type 2 binds as SQEs (abi.h), dealloc. */
+static void dp_memory_windows(void)
+{
+	const int rw = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_ex *qpx = dp.qpx;
+	struct ibv_qp *qp = dp.qp;
+	struct ibv_mr *mr = dp.mr;
+	struct ibv_mw_bind bind = {
+		.wr_id = 0xb1,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { mr, (uintptr_t)buf + 64, 128, rw },
+	};
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;
+	struct ibv_mw *mw1, *mw2;
+	struct siwx_sqe *sq = (struct siwx_sqe *)to_sqp(qp)->sq.base;
+	struct siwx_sqe *sqe;
+
+	kernel_release(sq);
+	mw1 = ibv_alloc_mw(dp.pd, IBV_MW_TYPE_1);
+	REQUIRE(mw1, "alloc_mw type 1: %s", strerror(errno));
+	CHECK(mw1->handle == 0x51 && mw1->rkey == 0x3301 &&
+		      mw1->type == IBV_MW_TYPE_1 &&
+		      fake.last_alloc_mw.pd_handle == 0x10 &&
+		      fake.last_alloc_mw.mw_type == IBV_MW_TYPE_1,
+	      "alloc_mw type 1");
+	CHECK(ibv_bind_mw(qp, mw1, &bind) == 0, "bind_mw");
+	CHECK(mw1->rkey == 0x3302, "a type 1 bind takes the next key");
+	sqe = kernel_take_only_sqe(sq);
+	CHECK(sqe && sqe->id == 0xb1 && sqe->opcode == IB_UVERBS_WR_BIND_MW &&
+		      sqe->rkey == 0x3302 &&
+		      sqe->raddr == (uintptr_t)buf + 64 &&
+		      sqe->add_swap == 128 && sqe->compare == 0x1111 &&
+		      sqe->add_swap_mask == rw && sqe->num_sge == 0 &&
+		      (sqe->flags & SIWX_WQE_SIGNALLED),
+	      "type 1 bind SQE");
+	kernel_release(sq);
+	memset(&bind.bind_info, 0, sizeof(bind.bind_info));
+	CHECK(ibv_bind_mw(qp, mw1, &bind) == 0 && mw1->rkey == 0x3302,
+	      "unbind keeps the key");
+	sqe = kernel_take_only_sqe(sq);
+	CHECK(sqe && sqe->add_swap == 0 && sqe->compare == 0, "unbind SQE");
+	kernel_release(sq);
+
+	mw2 = ibv_alloc_mw(dp.pd, IBV_MW_TYPE_2);
+	REQUIRE(mw2, "alloc_mw type 2: %s", strerror(errno));
+	CHECK(mw2->rkey == 0x3401 && mw2->type == IBV_MW_TYPE_2,
+	      "alloc_mw type 2");
+	bind.bind_info = (struct ibv_mw_bind_info){ mr, (uintptr_t)buf, 8,
+						    IBV_ACCESS_REMOTE_ATOMIC };
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0xb2;
+	qpx->wr_flags = 0;
+	ibv_wr_bind_mw(qpx, mw2, ibv_inc_rkey(mw2->rkey), &bind.bind_info);
+	CHECK(ibv_wr_complete(qpx) == 0, "wr_bind_mw");
+	sqe = kernel_take_only_sqe(sq);
+	CHECK(sqe && sqe->id == 0xb2 && sqe->opcode == IB_UVERBS_WR_BIND_MW &&
+		      sqe->rkey == 0x3402 && sqe->raddr == (uintptr_t)buf &&
+		      sqe->add_swap == 8 &&
+		      sqe->add_swap_mask == IBV_ACCESS_REMOTE_ATOMIC &&
+		      !(sqe->flags & SIWX_WQE_SIGNALLED),
+	      "type 2 bind SQE");
+	kernel_release(sq);
+
+	/* refused before the kernel: another window's STag, no MR */
+	ibv_wr_start(qpx);
+	ibv_wr_bind_mw(qpx, mw2, mw1->rkey, &bind.bind_info);
+	CHECK(ibv_wr_complete(qpx) == EINVAL, "STag of another window");
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = mw2->rkey;
+	wr.bind_mw.bind_info.length = 8;
+	bad = NULL;
+	CHECK(ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+	      "bind without an MR");
+	CHECK(!kernel_take_only_sqe(sq), "refused binds post nothing");
+
+	CHECK(ibv_dealloc_mw(mw1) == 0 && ibv_dealloc_mw(mw2) == 0 &&
+		      fake.ncmd[IB_USER_VERBS_CMD_DEALLOC_MW] == 2,
+	      "dealloc_mw");
 }
 
 static uint64_t clock_ns(clockid_t clk)
@@ -587,6 +691,7 @@ void check_data_path(struct ibv_context *ctx)
 	dp_modify_qp();
 	dp_srq();
 	dp_unsupported();
+	dp_memory_windows();
 	dp_cq_ex();
 	dp_resize_cq();
 	dp_teardown();

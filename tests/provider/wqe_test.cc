@@ -222,9 +222,49 @@ TEST(SqeBuild, LocalInvalidate) {
     EXPECT_EQ(EINVAL, build(&sqe, with_data));
 }
 
+TEST(SqeBuild, BindMwCarriesWindowMrAndRights) {
+    ibv_mr mr{};
+    mr.lkey = 0x4242;
+    ibv_mw mw{};
+    mw.rkey = 0x1200 | 0x07;
+    Wr w(IBV_WR_BIND_MW, 0);
+    w.wr.bind_mw.mw = &mw;
+    w.wr.bind_mw.rkey = 0x1200 | 0x08;
+    w.wr.bind_mw.bind_info = {&mr, 0x10000, 1ULL << 33, IBV_ACCESS_REMOTE_READ};
+    siwx_sqe sqe;
+    ASSERT_EQ(0, build(&sqe, w));
+    EXPECT_EQ(IB_UVERBS_WR_BIND_MW, sqe.opcode);
+    EXPECT_EQ(0x1208u, sqe.rkey);
+    EXPECT_EQ(0x10000u, sqe.raddr);
+    EXPECT_EQ(1ULL << 33, sqe.add_swap) << "window lengths are 64-bit";
+    EXPECT_EQ(0x4242u, sqe.compare);
+    EXPECT_EQ(static_cast<uint64_t>(IBV_ACCESS_REMOTE_READ), sqe.add_swap_mask);
+    EXPECT_EQ(0, sqe.num_sge);
+
+    Wr unbind(IBV_WR_BIND_MW, 0);
+    unbind.wr.bind_mw.mw = &mw;
+    unbind.wr.bind_mw.rkey = mw.rkey;
+    ASSERT_EQ(0, build(&sqe, unbind)) << "zero length, no MR: unbind";
+    EXPECT_EQ(0u, sqe.add_swap);
+    EXPECT_EQ(0u, sqe.compare);
+
+    Wr other = w;
+    other.wr.bind_mw.rkey = 0x1300 | 0x08;
+    EXPECT_EQ(EINVAL, build(&sqe, other)) << "the new STag names another window";
+    Wr no_mr = w;
+    no_mr.wr.bind_mw.bind_info.mr = nullptr;
+    EXPECT_EQ(EINVAL, build(&sqe, no_mr));
+    Wr no_mw = w;
+    no_mw.wr.bind_mw.mw = nullptr;
+    EXPECT_EQ(EINVAL, build(&sqe, no_mw));
+    Wr with_sge = w;
+    with_sge.wr.num_sge = 1;
+    EXPECT_EQ(EINVAL, build(&sqe, with_sge));
+}
+
 TEST(SqeBuild, UnsupportedOpcodesAndFlagsAreRefused) {
     siwx_sqe sqe;
-    for (auto op : {IBV_WR_BIND_MW, IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE}) {
+    for (auto op : {IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE}) {
         Wr w(op);
         EXPECT_EQ(EINVAL, build(&sqe, w)) << "opcode " << op;
     }
