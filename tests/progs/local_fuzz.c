@@ -90,6 +90,9 @@ struct fuzzer {
 	pthread_t thr;
 };
 
+static void fz_close(struct fuzzer *f);
+
+/* A new connection (the peer serves one at a time: the last one ends) */
 static bool fz_connect(struct fuzzer *f, bool end)
 {
 	struct tp_qp_opts q = {
@@ -100,6 +103,7 @@ static bool fz_connect(struct fuzzer *f, bool end)
 	uint8_t pd[TP_CONNECT_PDATA_MAX];
 	struct lf_maps before;
 
+	fz_close(f);
 	memset(&f->conn, 0, sizeof(f->conn));
 	if (!tp_resolve(&f->conn, f->ec, f->o->r.host, f->o->r.port,
 			f->o->r.timeout_ms))
