@@ -27,6 +27,11 @@
  *             counted, the device must survive;
  *   resize    valid batches, counted exactly, while a second thread
  *             resizes the send CQ under them;
+ *   windows   Bind Memory Window SQEs (and unbinds) of the window a
+ *             second thread has just allocated, of either type, while it
+ *             deallocates them; each completes once, and at the end the
+ *             MR they were bound to deregisters (a window or binding the
+ *             kernel kept would hold it: EBUSY, or a hang);
  *   mmap      mmap() of the ring's offset one page longer, of its second
  *             page alone, of offsets never given out, and from another
  *             context must fail (local_fuzz_cmd.c);
@@ -44,6 +49,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +57,13 @@
 #include "local_fuzz.h"
 
 #define BATCH_MAX 16u
+
+/* What a batch holds */
+enum fz_mode {
+	FZ_HOSTILE,	/* valid SQEs, three batches in four one hostile */
+	FZ_VALID,
+	FZ_BIND,	/* binds of the window fz_windows() has now */
+};
 
 void lf_pattern(uint8_t *p, size_t len, uint64_t seed)
 {
@@ -78,6 +91,9 @@ struct fuzzer {
 	uint64_t rng;
 	struct ibv_pd *pd, *pd2;
 	struct tp_buf a, c;
+	struct tp_buf w;		/* MW_BIND: the windows phase's MR */
+	uint32_t mw_rkey;		/* the window fz_windows() has now */
+	unsigned long windows;
 	uint8_t *b;
 	struct tp_conn conn;
 	bool up;
@@ -172,18 +188,39 @@ static void fz_check_memory(struct fuzzer *f, const char *when)
 		tp_fail("%s: foreign octets landed in A at %ld", when, at);
 }
 
+/* A bind of the current window to part of f->w, or an unbind. */
+static void fz_bind_sqe(struct fuzzer *f, struct siwx_sqe *e, uint64_t id)
+{
+	uint32_t k = __atomic_load_n(&f->mw_rkey, __ATOMIC_ACQUIRE);
+	uint64_t off = tp_rand(&f->rng) % (LF_MEM / 2);
+
+	memset(e, 0, sizeof(*e));
+	e->id = id;
+	e->flags = SIWX_WQE_SIGNALLED;
+	e->opcode = IB_UVERBS_WR_BIND_MW;
+	e->rkey = (k & ~0xffu) | ((k + 1 + tp_rand(&f->rng) % 8) & 0xff);
+	e->raddr = (uintptr_t)f->w.addr + off;
+	e->add_swap = tp_rand(&f->rng) % 4 ?
+			      1 + tp_rand(&f->rng) % (LF_MEM / 2) : 0;
+	e->compare = f->w.mr->lkey;
+	e->add_swap_mask = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+}
+
 /*
- * Post @n SQEs and take their completions: each exactly once, in order.
- * Unless @valid, three batches in four have one hostile SQE at a random
- * place: the valid ones before it run, those after it are flushed.
- * Returns 0, 1 when one failed (the connection is gone: the caller
- * closes it, once no thread touches its ring), -1 when one never came.
+ * Post @n SQEs of @mode and take their completions: each exactly once,
+ * in order. In FZ_HOSTILE, three batches in four have one hostile SQE at
+ * a random place: the valid ones before it run, those after it are
+ * flushed. Returns 0, 1 when one failed (the connection is gone: the
+ * caller closes it, once no thread touches its ring), -1 when one never
+ * came.
  */
-static int fz_batch(struct fuzzer *f, unsigned int n, bool valid, bool count)
+static int fz_batch(struct fuzzer *f, unsigned int n, enum fz_mode mode,
+		    bool count)
 {
 	uint64_t first = f->next_id;
-	unsigned int hostile = valid || !(tp_rand(&f->rng) % 4) ? n :
-				tp_rand(&f->rng) % n;
+	unsigned int hostile = mode != FZ_HOSTILE ||
+			       !(tp_rand(&f->rng) % 4) ? n :
+			       tp_rand(&f->rng) % n;
 	unsigned int i, posted = 0, got = 0;
 	bool failed = false;
 	struct siwx_sqe e;
@@ -191,7 +228,11 @@ static int fz_batch(struct fuzzer *f, unsigned int n, bool valid, bool count)
 	int r;
 
 	for (i = 0; i < n; i++) {
-		lf_sqe_random(&e, &f->t, &f->rng, f->next_id, i == hostile);
+		if (mode == FZ_BIND)
+			fz_bind_sqe(f, &e, f->next_id);
+		else
+			lf_sqe_random(&e, &f->t, &f->rng, f->next_id,
+				      i == hostile);
 		if (!lf_ring_put(&f->ring, &e))
 			break;
 		f->next_id++;
@@ -234,7 +275,8 @@ static bool fz_phase_sqe(struct fuzzer *f)
 	for (i = 0; i < f->o->batches; i++) {
 		if (!f->up && !fz_connect(f, false))
 			return false;
-		r = fz_batch(f, 1 + tp_rand(&f->rng) % BATCH_MAX, false, true);
+		r = fz_batch(f, 1 + tp_rand(&f->rng) % BATCH_MAX, FZ_HOSTILE,
+			     true);
 		if (r < 0)
 			return false;
 		if (r)
@@ -274,7 +316,7 @@ static void *fz_resizer(void *arg)
 
 /* Batches while @thread runs; @count: each completion accounted for. */
 static bool fz_race(struct fuzzer *f, void *(*thread)(void *),
-		    unsigned int batches, bool valid, bool count)
+		    unsigned int batches, enum fz_mode mode, bool count)
 {
 	unsigned int i;
 	int r = 0;
@@ -287,7 +329,7 @@ static bool fz_race(struct fuzzer *f, void *(*thread)(void *),
 		return false;
 	}
 	for (i = 0; i < batches && !r; i++)
-		r = fz_batch(f, 1 + tp_rand(&f->rng) % BATCH_MAX, valid,
+		r = fz_batch(f, 1 + tp_rand(&f->rng) % BATCH_MAX, mode,
 			     count);
 	/* The thread uses the ring and the CQ: stop it before they go */
 	f->stop = true;
@@ -298,6 +340,75 @@ static bool fz_race(struct fuzzer *f, void *(*thread)(void *),
 		tp_fail("a valid SQE failed or never completed while the "
 			"CQ resized");
 	return !count || !r;
+}
+
+/* Windows of both types allocated and deallocated while binds name them */
+static void *fz_windows(void *arg)
+{
+	struct fuzzer *f = arg;
+	uint64_t rng = f->rng ^ 0x3b3b;
+	struct ibv_mw *mw;
+	unsigned int i;
+
+	while (!f->stop) {
+		mw = ibv_alloc_mw(f->pd, tp_rand(&rng) % 2 ? IBV_MW_TYPE_1 :
+							     IBV_MW_TYPE_2);
+		if (!mw) {
+			tp_fail("ibv_alloc_mw: %s", strerror(errno));
+			break;
+		}
+		__atomic_store_n(&f->mw_rkey, mw->rkey, __ATOMIC_RELEASE);
+		for (i = tp_rand(&rng) % 100; i && !f->stop; i--)
+			sched_yield();
+		if (ibv_dealloc_mw(mw)) {
+			tp_fail("ibv_dealloc_mw failed");
+			break;
+		}
+		f->windows++;
+	}
+	return NULL;
+}
+
+/*
+ * Binds (and unbinds) of windows that a second thread allocates and
+ * deallocates meanwhile; each bind completes once, and at the end the MR
+ * deregisters: no window and no binding may still hold it.
+ */
+static bool fz_phase_windows(struct fuzzer *f, unsigned int batches)
+{
+	unsigned long ok0 = f->ok, bad0 = f->errors, posted0 = f->posted;
+	unsigned int i;
+	int r = 0;
+
+	if (!tp_buf_alloc(&f->w, f->pd, LF_MEM, LF_MEM,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND))
+		return false;
+	f->stop = false;
+	if (pthread_create(&f->thr, NULL, fz_windows, f)) {
+		tp_fail("pthread_create");
+		return false;
+	}
+	for (i = 0; i < batches && r >= 0; i++) {
+		if (!f->up && !fz_connect(f, false))
+			break;
+		r = fz_batch(f, 1 + tp_rand(&f->rng) % BATCH_MAX, FZ_BIND,
+			     true);
+		if (r > 0)
+			fz_close(f);
+	}
+	f->stop = true;
+	pthread_join(f->thr, NULL);
+	fz_close(f);
+	r = ibv_dereg_mr(f->w.mr);
+	if (r)
+		tp_fail("ibv_dereg_mr once every window is gone: %s",
+			strerror(r));
+	free(f->w.addr);
+	f->w.mr = NULL;
+	tp_log("ok: windows: %lu allocated and deallocated under %lu binds "
+	       "(%lu done, %lu refused); the MR deregistered", f->windows,
+	       f->posted - posted0, f->ok - ok0, f->errors - bad0);
+	return !r;
 }
 
 /* The device still works: a Write and a Read of the peer's window. */
@@ -334,12 +445,13 @@ static int lf_client(const struct lf_opts *o, struct rdma_event_channel *ec)
 
 	ok = fz_phase_sqe(&f);
 	tp_vlog("sqe phase: %" PRIu64 " ms", tp_now_ms() - t0);
-	ok = ok && fz_race(&f, fz_scribbler, 20, false, false);
+	ok = ok && fz_race(&f, fz_scribbler, 20, FZ_HOSTILE, false);
 	if (ok)
 		tp_log("ok: scribble: the ring changed under the kernel");
-	ok = ok && fz_race(&f, fz_resizer, 30, true, true);
+	ok = ok && fz_race(&f, fz_resizer, 30, FZ_VALID, true);
 	if (ok)
 		tp_log("ok: resize: every SQE completed while the CQ resized");
+	ok = ok && fz_phase_windows(&f, 40);
 	tp_vlog("races: %" PRIu64 " ms", tp_now_ms() - t0);
 	ok = ok && fz_connect(&f, false);
 	if (ok) {
