@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "local_fuzz.h"
 
@@ -309,8 +310,15 @@ static void *fz_resizer(void *arg)
 	struct fuzzer *f = arg;
 	uint64_t rng = f->rng ^ 0x7e7e;
 
-	while (!f->stop)
+	/*
+	 * A pause after each: the provider holds the CQ's lock across the
+	 * resize, and back-to-back resizes starved the poller on the debug
+	 * kernel, where each takes long (the test's run timed out there).
+	 */
+	while (!f->stop) {
 		ibv_resize_cq(f->conn.scq, LF_SQ_WR + 1 + tp_rand(&rng) % 4000);
+		usleep(1000 + tp_rand(&rng) % 4000);
+	}
 	return NULL;
 }
 
