@@ -19,6 +19,12 @@
 #define MAX_OPS 6
 #define EXPECT_ANY 0xffffu		/* a Write refused by the responder
 					 * completes as sent */
+/*
+ * The WR after such a Write: the Terminate fails it with a remote access
+ * error if it is in flight, or it is flushed if the QP is in error
+ * before it goes; either, never success.
+ */
+#define EXPECT_ERROR 0xfffeu
 #define OPS_CQE 16
 
 /* Cases, in the order the client runs them. */

@@ -221,11 +221,15 @@ static void op_refused(struct server *sv, uint32_t kind, uint32_t rkey,
 	op->b = ~op->a;
 }
 
-/* A Write the responder refuses completes as sent (mw.c). */
+/*
+ * A Write the responder refuses completes as sent (mw.c); the Read
+ * behind it, which shows the refusal, fails or is flushed (mw.h).
+ */
 static void op_write_refused(struct server *sv, uint32_t rkey, uint64_t addr,
 			     uint32_t len)
 {
 	op_add(sv, OP_WRITE, rkey, addr, len, EXPECT_ANY)->a = ~sv->seq;
+	op_add(sv, OP_READ, rkey, addr, 8, EXPECT_ERROR);
 }
 
 /* Every access a window with all rights must allow, to its last octet. */
@@ -300,7 +304,6 @@ static bool sv_prepare(struct server *sv, struct tp_conn *c, uint32_t mc)
 		k1 = sv->mw1->rkey;
 		if (mc == MC_OOB_WRITE) {
 			op_write_refused(sv, k1, w + WIN_LEN - 16, 32);
-			op_refused(sv, OP_READ, k1, w, 8);
 		} else if (mc == MC_OOB_READ) {
 			op_refused(sv, OP_READ, k1, w + WIN_LEN - 16, 32);
 		} else {
@@ -312,7 +315,6 @@ static bool sv_prepare(struct server *sv, struct tp_conn *c, uint32_t mc)
 			return false;
 		op_read(sv, sv->mw1->rkey, w, 8, 0);
 		op_write_refused(sv, sv->mw1->rkey, w, 8);
-		op_refused(sv, OP_READ, sv->mw1->rkey, w, 8);
 		return true;
 	case MC_RIGHTS_ATOMIC:
 		if (!sv_bind1(sv, c, sv->mw1, mr, w, WIN_LEN, RW, 0))
