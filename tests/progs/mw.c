@@ -306,20 +306,6 @@ static bool cl_done(struct client *cl, struct tp_conn *c, uint32_t mc)
 			  cl->o->r.timeout_ms, NULL);
 }
 
-/* The server ends the connection (its bind failed on purpose). */
-static void cl_wait_close(struct client *cl, struct tp_conn *c, uint32_t mc)
-{
-	struct rdma_cm_event *ev;
-
-	ev = tp_expect_event(c->ec, c->id, RDMA_CM_EVENT_DISCONNECTED,
-			     cl->o->r.timeout_ms);
-	if (ev)
-		rdma_ack_cm_event(ev);
-	else
-		tp_fail("case %s: the server did not close", mw_case_name[mc]);
-	tp_destroy(c);
-}
-
 static bool cl_case(struct client *cl, uint32_t mc)
 {
 	struct tp_conn a, b, *t = &a;
@@ -332,7 +318,10 @@ static bool cl_case(struct client *cl, uint32_t mc)
 		/* The server's bind ends the connection once we have this */
 		if (!cl_done(cl, &a, mc))
 			return false;
-		cl_wait_close(cl, &a, mc);
+		/* The server ends the connection (its bind fails on purpose) */
+		if (!tp_close_after_peer(&a, 1, cl->o->r.timeout_ms))
+			tp_fail("case %s: the server did not close",
+				mw_case_name[mc]);
 		if (tp_failures == before)
 			tp_log("ok: case %s (the server's)", mw_case_name[mc]);
 		return true;

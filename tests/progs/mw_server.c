@@ -507,18 +507,12 @@ static bool sv_recv_done(struct server *sv, struct tp_conn *c, uint32_t mc)
 	return true;
 }
 
+/* The client ends each connection (or the Terminate of its access) */
 static void sv_wait_close(struct server *sv, struct tp_conn *c, uint32_t mc)
 {
-	struct rdma_cm_event *ev;
-
-	ev = tp_expect_event(c->ec, c->id, RDMA_CM_EVENT_DISCONNECTED,
-			     sv->o->r.timeout_ms);
-	if (ev)
-		rdma_ack_cm_event(ev);
-	else
+	if (!tp_close_after_peer(c, 1, sv->o->r.timeout_ms))
 		tp_fail("case %s: the connection did not end",
 			mw_case_name[mc]);
-	tp_destroy(c);
 }
 
 /* Not an octet the plan did not change, nor one it did, may differ. */
