@@ -29,7 +29,7 @@
 #define PEER_WIN_OFF 16384u
 #define PEER_WIN_LEN 32768u
 #define PEER_RECV 4096u			/* each of its receives */
-#define PEER_NRECV 16u
+#define PEER_NRECV 128u		/* per connection (fz_spend_recv) */
 /* The fuzzer's QP: a send queue far larger than any other ring. */
 #define LF_SQ_WR 200u
 #define LF_MEM 65536u

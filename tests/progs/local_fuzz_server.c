@@ -63,13 +63,16 @@ static void peer_scan(const uint8_t *d, size_t len, const char *where)
 			"reached the wire (marker at octet %ld)", where, at);
 }
 
-/* Receives until the connection ends; false on a poll error. */
+/*
+ * Receives until the connection ends, and those that completed before it
+ * did (scanned too); false on a poll error.
+ */
 static bool peer_serve(struct peer *p, struct tp_conn *c)
 {
 	struct pollfd pfd = { .fd = c->ec->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc;
-	bool live = true;
+	bool live = true, ended = false;
 	int n;
 
 	for (;;) {
@@ -92,14 +95,15 @@ static bool peer_serve(struct peer *p, struct tp_conn *c)
 			tp_fail("ibv_poll_cq failed");
 			return false;
 		}
+		if (ended)
+			return true;
 		if (poll(&pfd, 1, 20) <= 0)
 			continue;
 		if (rdma_get_cm_event(c->ec, &ev))
 			continue;
 		n = ev->event;
 		rdma_ack_cm_event(ev);
-		if (n == RDMA_CM_EVENT_DISCONNECTED)
-			return true;
+		ended = n == RDMA_CM_EVENT_DISCONNECTED;
 	}
 }
 
