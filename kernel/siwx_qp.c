@@ -105,7 +105,12 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
 	mutex_init(&qp->state_lock);
-	qp->state = IB_QPS_RESET;
+	/*
+	 * An iWARP QP starts in the verbs' one initial state, Idle, which
+	 * InfiniBand splits into RESET and INIT; iWARP devices report it
+	 * as INIT (protocol-decisions.md, "A new QP is in INIT").
+	 */
+	qp->state = IB_QPS_INIT;
 	qp->scq = to_siwx_cq(attr->send_cq);
 	qp->rcq = to_siwx_cq(attr->recv_cq);
 	qp->srq = attr->srq ? to_siwx_srq(attr->srq) : NULL;

@@ -3,9 +3,10 @@
  * The QP state machine as modify_qp sees it.
  *
  * iWARP QPs follow the verbs states, but the connection manager owns
- * the connected ones: the rdma_cm/iw_cm flow is RESET -> INIT (access
- * flags) -> RTR, and the CM moves a QP to RTS by itself when the MPA
- * exchange completes; a modify_qp to RTS is refused. SQD (iwcm's
+ * the connected ones: a new QP is in INIT, the rdma_cm/iw_cm flow is
+ * INIT (access flags) -> RTR, and the CM moves a QP to RTS by itself
+ * when the MPA exchange completes; a modify_qp to RTS is refused. RESET
+ * is reached only by a modify_qp to it, and left to INIT. SQD (iwcm's
  * graceful disconnect) and ERROR close the connection; ERROR without
  * one flushes the queues.
  * Attributes that only mean something on InfiniBand (paths, PSNs,

@@ -144,7 +144,11 @@ static void check_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	CHECK(qp, "create RC QP");
 	if (!qp)
 		return;
-	CHECK(qp_state(qp) == IBV_QPS_RESET, "new QP in RESET");
+	/* iWARP's one initial state (Idle) reads as INIT, as on siw */
+	CHECK(qp_state(qp) == IBV_QPS_INIT, "new QP in INIT");
+	CHECK(to_state(qp, IBV_QPS_RTS, 0), "INIT -> RTS refused");
+	CHECK(!to_state(qp, IBV_QPS_RESET, 0), "INIT -> RESET");
+	CHECK(qp_state(qp) == IBV_QPS_RESET, "query_qp says RESET");
 	CHECK(to_state(qp, IBV_QPS_RTS, 0), "RESET -> RTS refused");
 	CHECK(!to_state(qp, IBV_QPS_INIT, IBV_QP_ACCESS_FLAGS |
 			IBV_QP_PORT | IBV_QP_PKEY_INDEX), "RESET -> INIT");
