@@ -19,6 +19,15 @@
 #include <siwx/abi.h>
 
 /*
+ * vendor_id of the device attributes: verbs wants an IEEE OUI, siwx has
+ * none. Nonzero (rdma-core's tests require it), neither 0 nor rxe's
+ * 0xffffff (SPDK takes both for rxe), and with the locally administered
+ * bit set in its first octet, so no company's OUI; then "SX" in ASCII
+ * (protocol-decisions.md, "What the device reports").
+ */
+#define SIWX_VENDOR_ID		0x025358
+
+/*
  * Limits. Ring sizes are powers of two so that the kernel's free-running
  * positions wrap with a mask; the maxima are powers of two as well, so a
  * request up to the advertised maximum never rounds past it.

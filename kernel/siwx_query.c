@@ -20,7 +20,7 @@ int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_mr_size = U64_MAX;
 	attr->page_size_cap = PAGE_SIZE;
-	attr->vendor_id = 0;
+	attr->vendor_id = SIWX_VENDOR_ID;
 	attr->vendor_part_id = 0;
 	attr->hw_ver = 0;
 	attr->max_qp = SIWX_MAX_QP;

@@ -56,7 +56,10 @@ static void check_attrs(struct ibv_context *ctx)
 	CHECK(da.max_sge == 6, "max_sge 6 (%d)", da.max_sge);
 	CHECK(da.max_qp_rd_atom == 16 && da.max_qp_init_rd_atom == 16,
 	      "IRD/ORD 16 (%d/%d)", da.max_qp_rd_atom, da.max_qp_init_rd_atom);
-	CHECK(da.vendor_id == 0 && da.vendor_part_id == 0, "vendor ids 0");
+	/* kernel/siwx.h: SIWX_VENDOR_ID, no IEEE OUI; no part ids */
+	CHECK(da.vendor_id == 0x025358 && da.vendor_part_id == 0,
+	      "vendor id 0x025358, part id 0 (%#x, %#x)", da.vendor_id,
+	      da.vendor_part_id);
 	CHECK(ctx->device->transport_type == IBV_TRANSPORT_IWARP,
 	      "transport iWARP");
 	CHECK(!ibv_query_port(ctx, 1, &pa), "query_port");
