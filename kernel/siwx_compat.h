@@ -155,6 +155,20 @@ static inline void siwx_compat_set_ops(struct ib_device *ibdev)
 #endif
 
 /*
+ * Remote Flush rights, IB_ACCESS_FLUSH_GLOBAL and _PERSISTENT: named since
+ * 6.2 ("RDMA: Extend RDMA kernel verbs ABI to support flush"), bits 8 and
+ * 9 of the access flags as in the uverbs ABI (IB_UVERBS_ACCESS_FLUSH_*).
+ * 6.1's uverbs passes a QP's access flags from user space unchanged, so
+ * those bits can come there too.
+ */
+#ifdef SIWX_HAVE_IB_ACCESS_FLUSH
+#define SIWX_IB_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | \
+				 IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define SIWX_IB_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#endif
+
+/*
  * rdma_cm and the loopback netdev. Before 6.6 ("RDMA/cma: Avoid GID
  * lookups on iWARP devices", 2023) rdma_cm finds the device of an iWARP
  * connection, at both ends, by a GID made of the hardware address of the

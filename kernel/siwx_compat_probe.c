@@ -57,3 +57,8 @@ const struct ib_device_ops siwx_probe_ops = {
 	.resize_user_cq = siwx_probe_resize_cq,
 };
 #endif
+
+#ifdef SIWX_PROBE_IB_ACCESS_FLUSH
+const int siwx_probe_access_flush = IB_ACCESS_FLUSH_GLOBAL |
+				    IB_ACCESS_FLUSH_PERSISTENT;
+#endif

@@ -14,7 +14,7 @@
  * devices; those with a meaning here are validated before anything
  * changes.
  */
-#include "siwx.h"
+#include "siwx_compat.h"
 
 #define SIWX_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
@@ -63,8 +63,12 @@ static int siwx_qp_check_attr(struct siwx_qp *qp,
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
 		return -EINVAL;
+	/*
+	 * Remote Flush rights (IBTA 1.5) are accepted and dropped: iWARP has
+	 * no Flush message, so no peer can use them (protocol-decisions.md).
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~SIWX_QP_ACCESS))
+	    (attr->qp_access_flags & ~(SIWX_QP_ACCESS | SIWX_IB_ACCESS_FLUSH)))
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
 	    attr->max_rd_atomic > SIWX_MAX_ORD)
@@ -88,7 +92,7 @@ int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 
 	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
+		qp->access = attr->qp_access_flags & SIWX_QP_ACCESS;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

@@ -131,6 +131,29 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return a.qp_state;
 }
 
+/*
+ * Remote Flush rights (IBV_ACCESS_FLUSH_GLOBAL and _PERSISTENT, bits 8 and
+ * 9; not in Debian 12's verbs.h) are accepted and dropped: iWARP has no
+ * Flush. rdma-core 56.1's tests (test_qpex.py) grant them to RC QPs.
+ */
+static void check_qp_flush_rights(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | 1 << 8 | 1 << 9,
+	};
+	struct ibv_qp_init_attr i;
+
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS),
+	      "INIT -> INIT with Flush rights");
+	memset(&a, 0, sizeof(a));
+	CHECK(!ibv_query_qp(qp, &a, IBV_QP_ACCESS_FLAGS, &i) &&
+		      a.qp_access_flags == (IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ),
+	      "Flush rights dropped (%#x)", a.qp_access_flags);
+}
+
 static void check_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 		     struct ibv_srq *srq)
 {
@@ -155,6 +178,7 @@ static void check_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	CHECK(to_state(qp, IBV_QPS_RTS, 0), "RESET -> RTS refused");
 	CHECK(!to_state(qp, IBV_QPS_INIT, IBV_QP_ACCESS_FLAGS |
 			IBV_QP_PORT | IBV_QP_PKEY_INDEX), "RESET -> INIT");
+	check_qp_flush_rights(qp);
 	CHECK(!to_state(qp, IBV_QPS_RTR, 0), "INIT -> RTR");
 	/* Only the connection manager moves an iWARP QP to RTS */
 	CHECK(to_state(qp, IBV_QPS_RTS, 0), "RTR -> RTS refused (no connection)");
