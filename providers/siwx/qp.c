@@ -93,9 +93,14 @@ static int siwx_check_qp_attr(const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->qp_type != IBV_QPT_RC)
 		return EOPNOTSUPP;	/* iWARP is connected-only */
+	/* No create flag is supported; asking for none is fine */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
 	if (attr->comp_mask &
-	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
-		return EOPNOTSUPP;	/* XRC, RSS, TSO, create flags, ... */
+	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			IBV_QP_INIT_ATTR_CREATE_FLAGS))
+		return EOPNOTSUPP;	/* XRC, RSS, TSO, ... */
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -113,6 +118,7 @@ struct ibv_qp *siwx_create_qp_ex(struct ibv_context *ctx,
 {
 	struct ibvp_cmd_create_qp cmd = {};
 	struct siwx_create_qp_resp resp = {};
+	struct ibv_qp_init_attr_ex cmd_attr;
 	struct siwx_qp *qp;
 	int rv;
 
@@ -127,13 +133,17 @@ struct ibv_qp *siwx_create_qp_ex(struct ibv_context *ctx,
 		return NULL;
 	}
 
-	rv = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+	/* The command takes no create flags (and none is set): not asked */
+	cmd_attr = *attr;
+	cmd_attr.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	rv = ibv_cmd_create_qp_ex(ctx, &qp->vqp, &cmd_attr, &cmd, sizeof(cmd),
 				  &resp.core, sizeof(resp));
 	if (rv) {
 		free(qp);
 		errno = rv;
 		return NULL;
 	}
+	attr->cap = cmd_attr.cap;
 
 	qp->id = resp.drv.qp_id;
 	qp->srq = attr->srq ? to_ssrq(attr->srq) : NULL;

@@ -149,9 +149,16 @@ static void dp_create_qp(void)
 	errno = 0;
 	CHECK(!ibv_create_qp_ex(ctx, &qa) && errno == EOPNOTSUPP, "UD QP");
 	qa.qp_type = IBV_QPT_RC;
+	qa.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	qa.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+	errno = 0;
+	CHECK(!ibv_create_qp_ex(ctx, &qa) && errno == EOPNOTSUPP,
+	      "a create flag must be refused");
 	CHECK(fake.ncmd[IB_USER_VERBS_CMD_CREATE_QP] == 0, "nothing sent");
 	qa.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
 
+	/* create flags asked for, none set (rdma-core's tests do that) */
+	qa.create_flags = 0;
 	qp = ibv_create_qp_ex(ctx, &qa);
 	REQUIRE(qp, "create_qp_ex: %s", strerror(errno));
 	CHECK(qp->handle == 0x40 && qp->qp_num == 0x41, "create_qp handle");
