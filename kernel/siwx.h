@@ -13,6 +13,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -456,6 +457,22 @@ struct siwx_objects {
 extern struct siwx_objects siwx_objects;
 void siwx_objects_init(void);
 void siwx_objects_exit(void);
+
+/* siwx_copies.c: payload copies and CRC passes, per CPU (debugfs) */
+struct siwx_copies {
+	u64 tx_payload;
+	u64 tx_copied_siwx;
+	u64 tx_copied_tcp;
+	u64 tx_crc;
+	u64 rx_payload;
+	u64 rx_copied_siwx;
+	u64 rx_crc;
+};
+
+DECLARE_PER_CPU(struct siwx_copies, siwx_copies);
+#define siwx_copies_add(field, n) this_cpu_add(siwx_copies.field, (n))
+struct dentry;
+void siwx_copies_init(struct dentry *dir);
 
 int siwx_wq_init(void);
 void siwx_wq_exit(void);

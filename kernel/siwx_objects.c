@@ -37,6 +37,7 @@ void siwx_objects_init(void)
 	siwx_debugfs = debugfs_create_dir("siwx", NULL);
 	debugfs_create_file("objects", 0444, siwx_debugfs, NULL,
 			    &siwx_objects_fops);
+	siwx_copies_init(siwx_debugfs);
 }
 
 void siwx_objects_exit(void)

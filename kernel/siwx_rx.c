@@ -313,10 +313,16 @@ static void siwx_rx_payload(struct siwx_conn *conn,
 	struct siwx_term err;
 	u32 len = ev->len;
 
+	siwx_copies_add(rx_payload, len);
+	/* The parser's CRC read every payload octet (core/rx.c) */
+	if (conn->rx.crc_on)
+		siwx_copies_add(rx_crc, len);
 	if (seg->ddp.tagged) {
-		if (conn->rx_mr)
+		if (conn->rx_mr) {
 			siwx_mr_copy_to(conn->rx_mr, seg->ddp.to + ev->offset,
 					data, len);
+			siwx_copies_add(rx_copied_siwx, len);
+		}
 		return;
 	}
 	if (!rq->held)
@@ -330,9 +336,11 @@ static void siwx_rx_payload(struct siwx_conn *conn,
 	while (len && pos.idx < rq->n) {
 		u32 n = min(len, rq->lens[pos.idx] - pos.off);
 
-		if (n && rq->mr[pos.idx])
+		if (n && rq->mr[pos.idx]) {
 			siwx_mr_copy_to(rq->mr[pos.idx],
 					rq->addr[pos.idx] + pos.off, data, n);
+			siwx_copies_add(rx_copied_siwx, n);
+		}
 		data += n;
 		len -= n;
 		pos.idx++;

@@ -130,6 +130,7 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 	va = kmap_local_page(page);
 	memcpy(dst, va + off, n);
 	kunmap_local(va);
+	siwx_copies_add(tx_copied_siwx, n);
 	*crc = siwx_crc32c(*crc, dst, n);
 	siwx_tx_add_kbuf(conn, v, dst, n);
 	conn->tx_staged += n;
@@ -171,6 +172,8 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			if (crc_on)
 				crc = siwx_crc32c(crc, p, n);
 			siwx_tx_add_kbuf(conn, &v, p, n);
+			/* siwx_tx_src_sqe() copied it out of the SQE */
+			siwx_copies_add(tx_copied_siwx, n);
 		} else {
 			page = siwx_mr_page(src->el[src->idx].mr,
 					    src->el[src->idx].to + src->off,
@@ -189,6 +192,11 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 		}
 		src->off += n;
 		left -= n;
+		/* siwx_tx_push() has TCP copy it */
+		siwx_copies_add(tx_payload, n);
+		siwx_copies_add(tx_copied_tcp, n);
+		if (crc_on)
+			siwx_copies_add(tx_crc, n);
 		/* Keep room for a page-crossing trailer */
 		if (v.nb >= SIWX_TX_BVECS - 4) {
 			rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE);

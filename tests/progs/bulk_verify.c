@@ -13,8 +13,12 @@
  * that lose, reorder, duplicate and corrupt segments: whatever TCP did
  * underneath, the data must be exact and no WR may fail.
  *
- *   siwx-bulk-verify -s [-p PORT] [-t SEC] [-v]
- *   siwx-bulk-verify -c HOST [-n MIB] [-m OCTETS] [-w N] [-S SEED]
+ * With -K each side checks siwx's payload counters afterwards against
+ * what it moved: each side sends and receives the buffer once plus the
+ * control Sends (tp_copies.h).
+ *
+ *   siwx-bulk-verify -s [-K] [-p PORT] [-t SEC] [-v]
+ *   siwx-bulk-verify -c HOST [-n MIB] [-m OCTETS] [-w N] [-S SEED] [-K]
  *                    [-p PORT] [-t SEC] [-v]
  */
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "tp_common.h"
+#include "tp_copies.h"
 
 #define MAGIC UINT64_C(0x5349575842554c4b)	/* "SIWXBULK" */
 #define RD_ATOMIC 16		/* Reads in flight we ask for */
@@ -43,19 +48,22 @@ struct opts {
 	uint32_t chunk;		/* octets per Write and per Read */
 	uint32_t window;	/* Writes in flight */
 	uint64_t seed;
+	bool copies;		/* -K: check siwx's payload counters */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: siwx-bulk-verify -s [-p PORT] [-t SEC] [-v]\n"
-"       siwx-bulk-verify -c HOST [-n MIB] [-m OCTETS] [-w N] [-S SEED]\n"
+"usage: siwx-bulk-verify -s [-K] [-p PORT] [-t SEC] [-v]\n"
+"       siwx-bulk-verify -c HOST [-n MIB] [-m OCTETS] [-w N] [-S SEED] [-K]\n"
 "                        [-p PORT] [-t SEC] [-v]\n"
 "  -s | -c HOST  server (holds the buffer) or client (writes, then reads)\n"
 "  -n MIB        size of the buffer moved each way (default 64)\n"
 "  -m OCTETS     octets per RDMA Write and Read (default 1048576)\n"
 "  -w N          Writes in flight (default 8); Reads: at most the ORD\n"
 "  -S SEED       seed of the patterns (default 1)\n"
+"  -K            check siwx's payload counters (debugfs siwx/copies) against\n"
+"                what this side moved; nothing else may use siwx meanwhile\n"
 "  -p PORT       rdma_cm port (default 18523)\n"
 "  -t SEC        time limit of each wait (default 120)\n"
 "  -6            server: listen on [::], IPv6 only\n"
@@ -155,7 +163,10 @@ static int run_server(const struct opts *o)
 	uint64_t w[3], msg, bad;
 	uint8_t pdata[24];
 	int tmo = o->r.timeout_ms;
+	struct tp_copies before;
 
+	if (o->copies && !tp_copies_read(&before))
+		return 1;
 	if (!tp_take_request(ec, listen, &c, MAGIC, w, 3, tmo))
 		return 1;
 	if (!w[1] || w[1] % 8)
@@ -193,6 +204,11 @@ static int run_server(const struct opts *o)
 			(unsigned long long)CTRL_BAD(msg));
 	if (!tp_close_after_peer(&c, 1, tmo))
 		return 1;
+	/* Sent: the Read Responses and one control Send; received: the
+	 * Writes and two */
+	if (o->copies)
+		tp_copies_check(&before, data.len + 8, data.len + 16,
+				"server");
 	tp_buf_free(&data);
 	tp_buf_free(&ctl);
 	if (tp_failures)
@@ -258,7 +274,10 @@ static int run_client(const struct opts *o)
 	uint8_t pdata[24];
 	uint32_t rwin;
 	int tmo = o->r.timeout_ms;
+	struct tp_copies before;
 
+	if (o->copies && !tp_copies_read(&before))
+		return 1;
 	q.max_send_wr = o->window + 1;
 	tp_pdata_put(pdata, w, 3);
 	/* The buffers need the PD, which comes with the route: connect
@@ -303,6 +322,8 @@ static int run_client(const struct opts *o)
 	if (!send_ctrl(&c, &ctl, CTRL(CTRL_DONE, bad), tmo))
 		return 1;
 	tp_close(&c, tmo);
+	if (o->copies)
+		tp_copies_check(&before, o->len + 16, o->len + 8, "client");
 	tp_buf_free(&data);
 	tp_buf_free(&ctl);
 	ibv_dealloc_pd(pd);
@@ -330,6 +351,9 @@ static bool opt(int ch, const char *arg, void *ctx)
 	case 'S':
 		o->seed = tp_parse_u64(arg, "-S", 0, UINT64_MAX);
 		return true;
+	case 'K':
+		o->copies = true;
+		return true;
 	}
 	return false;
 }
@@ -341,6 +365,6 @@ int main(int argc, char **argv)
 			  .seed = 1 };
 
 	tp_prog = "siwx-bulk-verify";
-	tp_role_parse_opts(argc, argv, &o.r, "n:m:w:S:", opt, &o, usage);
+	tp_role_parse_opts(argc, argv, &o.r, "n:m:w:S:K", opt, &o, usage);
 	return o.r.server ? run_server(&o) : run_client(&o);
 }

@@ -169,7 +169,37 @@ def measure(stack, st, boot, cli, srv):
                  else "boot ended during this step")
     else:
         _judge(m, parse_output(st["kind"], lines, st["bytes"]), lines, fields, sfields)
+        if m["status"] == "ok":
+            m.update(copies(fields, sfields))
     return m
+
+
+COPY_COUNTERS = ("tx_payload", "tx_copied_siwx", "tx_copied_tcp", "tx_crc",
+                 "rx_payload", "rx_copied_siwx", "rx_crc")
+
+
+def copies(*guests):
+    """Copies and CRC passes per payload octet (kernel/siwx_copies.c), from
+    the siwx_<counter> fields bstep puts on each guest's BENCH-END line:
+    copies_tx and crc_tx of the guest that sent the most payload, copies_rx
+    and crc_rx of the one that received the most. {} without counters."""
+    counts = []
+    for f in guests:
+        try:
+            c = {k: float(f[f"siwx_{k}"]) for k in COPY_COUNTERS}
+        except (KeyError, ValueError):
+            continue
+        counts.append(c)
+    out = {}
+    tx = max(counts, key=lambda c: c["tx_payload"], default=None)
+    if tx and tx["tx_payload"] > 0:
+        out["copies_tx"] = (tx["tx_copied_siwx"] + tx["tx_copied_tcp"]) / tx["tx_payload"]
+        out["crc_tx"] = tx["tx_crc"] / tx["tx_payload"]
+    rx = max(counts, key=lambda c: c["rx_payload"], default=None)
+    if rx and rx["rx_payload"] > 0:
+        out["copies_rx"] = rx["rx_copied_siwx"] / rx["rx_payload"]
+        out["crc_rx"] = rx["rx_crc"] / rx["rx_payload"]
+    return out
 
 
 def _judge(m, r, lines, fields, sfields):

@@ -15,7 +15,9 @@ from .stats import compute_ratios, compute_targets, primary, ratio, tcp_referenc
 
 UNITS = {"bw_gbps": "Gbit/s", "bw_MiBps": "MiB/s", "bw_peak_MiBps": "MiB/s",
          "msg_rate_mpps": "Mmsg/s", "msgs_per_s": "msg/s", "bw_MBps": "MB/s",
-         "sender_gbps": "Gbit/s", "seconds": "s", "retransmits": "count"}
+         "sender_gbps": "Gbit/s", "seconds": "s", "retransmits": "count",
+         "copies_tx": "per octet", "crc_tx": "per octet", "copies_rx": "per octet",
+         "crc_rx": "per octet"}
 VERDICT = {True: "met", False: "missed", None: "not measured"}
 
 
@@ -114,6 +116,7 @@ def summary_md(outdir, res, plot_note):
     L += _key_figures(res)
     L += _tcp(res)
     L += _nfs(res)
+    L += _copies(res)
     L += _targets(res)
     notes = [m for m in meas if m["status"] not in ("ok",)]
     if notes:
@@ -255,6 +258,27 @@ def _nfs(res):
                for k, m in row.items()}
         rs = [fmt(ratio(val.get(a), val.get(b)), 2) for a, b in names]
         L.append(f"| {op} | {size_label(nbytes)} | " + " | ".join(cells + rs) + " |")
+    return L
+
+
+def _copies(res):
+    """siwx's copies and CRC passes per payload octet, sender and receiver
+    (kernel/siwx_copies.c, counted in the guests around each step)."""
+    rows = [m for m in res["measurements"]
+            if m["status"] == "ok" and ("copies_tx" in m or "copies_rx" in m)]
+    if not rows:
+        return []
+    L = ["", "## Copies per payload octet (siwx's counters)", "",
+         "Copies: siwx's own (CRC stage, inline) plus TCP's (whatever it is "
+         "not given by reference); CRC: passes of the MPA CRC over the "
+         "payload.", "",
+         "| stack | test | size | TX copies | TX CRC | RX copies | RX CRC |",
+         "|---|---|---|---|---|---|---|"]
+    for m in rows:
+        cells = [fmt(m.get(k), 2) if m.get(k) is not None else "-"
+                 for k in ("copies_tx", "crc_tx", "copies_rx", "crc_rx")]
+        L.append(f"| {m['stack']} | {m['test']} | {size_label(m['bytes']) if m['bytes'] else '-'} | "
+                 + " | ".join(cells) + " |")
     return L
 
 

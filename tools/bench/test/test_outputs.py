@@ -90,6 +90,25 @@ class Measure(unittest.TestCase):
         self.assertEqual(list(m)[:8], ["stack", "test", "kind", "bytes", "step", "boot",
                                        "mpa_crc", "iters"])
 
+    def test_copies_per_payload_octet(self):
+        def counters(tx, tx_siwx, tx_tcp, tx_crc, rx, rx_siwx, rx_crc):
+            vals = (tx, tx_siwx, tx_tcp, tx_crc, rx, rx_siwx, rx_crc)
+            return {f"siwx_{k}": str(v) for k, v in zip(parse.COPY_COUNTERS, vals)}
+        # The writer (client) stages and TCP copies, with CRCs; the server
+        # sent only a little (no payload to speak of) and placed it all
+        cli = {"rc": "0", **counters(4096, 4096, 4096, 4096, 0, 0, 0)}
+        srv = {"rc": "0", **counters(0, 0, 0, 0, 4096, 4096, 4096)}
+        m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
+        self.assertEqual((m["copies_tx"], m["crc_tx"], m["copies_rx"], m["crc_rx"]),
+                         (2.0, 1.0, 1.0, 1.0))
+        # Without counters (another stack, or no debugfs): no such figures
+        m = self.measure(lines("ib_write_bw-65536.log"), {"rc": "0"})
+        self.assertNotIn("copies_tx", m)
+        # A counter missing or garbled: that guest does not count
+        bad = dict(cli, siwx_tx_crc="x")
+        m = self.measure(lines("ib_write_bw-65536.log"), bad, srv)
+        self.assertEqual((m.get("copies_tx"), m["copies_rx"]), (None, 1.0))
+
     def test_uncalibrated_exit_0_is_a_failure(self):
         m = self.measure(lines("ib_write_bw-4096-uncalibrated.log"), {"rc": "0"})
         self.assertEqual(m["status"], "failed")

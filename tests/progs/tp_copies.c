@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* siwx's payload counters, read and checked (tp_copies.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tp_common.h"
+#include "tp_copies.h"
+
+#define COPIES_PATH "/sys/kernel/debug/siwx/copies"
+#define MPA_CRC_PATH "/sys/module/siwx/parameters/mpa_crc"
+
+static const struct {
+	const char *name;
+	size_t off;
+} fields[] = {
+#define F(n) { #n, offsetof(struct tp_copies, n) }
+	F(tx_payload), F(tx_copied_siwx), F(tx_copied_tcp), F(tx_crc),
+	F(rx_payload), F(rx_copied_siwx), F(rx_crc),
+#undef F
+};
+
+bool tp_copies_read(struct tp_copies *c)
+{
+	FILE *f = fopen(COPIES_PATH, "r");
+	unsigned int seen = 0, i;
+	char name[64];
+	uint64_t v;
+
+	memset(c, 0, sizeof(*c));
+	if (!f) {
+		tp_fail("%s: %s (siwx loaded, debugfs mounted?)", COPIES_PATH,
+			strerror(errno));
+		return false;
+	}
+	while (fscanf(f, "%63s %" SCNu64, name, &v) == 2)
+		for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+			if (!strcmp(name, fields[i].name)) {
+				*(uint64_t *)((char *)c + fields[i].off) = v;
+				seen |= 1u << i;
+			}
+	fclose(f);
+	if (seen != (1u << (sizeof(fields) / sizeof(fields[0]))) - 1) {
+		tp_fail("%s lacks counters (0x%x of them read)", COPIES_PATH,
+			seen);
+		return false;
+	}
+	return true;
+}
+
+static bool mpa_crc_on(void)
+{
+	FILE *f = fopen(MPA_CRC_PATH, "r");
+	int ch = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return ch == 'Y' || ch == '1';
+}
+
+static void expect(const char *who, const char *what, uint64_t got,
+		   uint64_t want)
+{
+	if (got != want)
+		tp_fail("%s: %s: %" PRIu64 " octets, expected %" PRIu64, who,
+			what, got, want);
+}
+
+void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
+		     const char *who)
+{
+	struct tp_copies a, d;
+	bool crc = mpa_crc_on();
+	uint64_t tx_copies;
+
+	if (!tp_copies_read(&a))
+		return;
+	d.tx_payload = a.tx_payload - before->tx_payload;
+	d.tx_copied_siwx = a.tx_copied_siwx - before->tx_copied_siwx;
+	d.tx_copied_tcp = a.tx_copied_tcp - before->tx_copied_tcp;
+	d.tx_crc = a.tx_crc - before->tx_crc;
+	d.rx_payload = a.rx_payload - before->rx_payload;
+	d.rx_copied_siwx = a.rx_copied_siwx - before->rx_copied_siwx;
+	d.rx_crc = a.rx_crc - before->rx_crc;
+	tx_copies = d.tx_copied_siwx + d.tx_copied_tcp;
+	tp_log("%s: copies per payload octet: TX %.2f (siwx %.2f, TCP %.2f), "
+	       "RX %.2f; CRC passes: TX %.2f, RX %.2f (mpa_crc %s)", who,
+	       tx ? (double)tx_copies / (double)tx : 0.0,
+	       tx ? (double)d.tx_copied_siwx / (double)tx : 0.0,
+	       tx ? (double)d.tx_copied_tcp / (double)tx : 0.0,
+	       rx ? (double)d.rx_copied_siwx / (double)rx : 0.0,
+	       tx ? (double)d.tx_crc / (double)tx : 0.0,
+	       rx ? (double)d.rx_crc / (double)rx : 0.0, crc ? "on" : "off");
+	expect(who, "payload sent", d.tx_payload, tx);
+	expect(who, "payload received", d.rx_payload, rx);
+	expect(who, "received octets copied", d.rx_copied_siwx, rx);
+	expect(who, "sent octets the CRC read", d.tx_crc, crc ? tx : 0);
+	expect(who, "received octets the CRC read", d.rx_crc, crc ? rx : 0);
+	if (tx_copies > (crc ? 2 : 1) * tx)
+		tp_fail("%s: %" PRIu64 " octets copied to send %" PRIu64
+			", more than %d a payload octet", who, tx_copies, tx,
+			crc ? 2 : 1);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * siwx's payload counters (kernel/siwx_copies.c, debugfs siwx/copies):
+ * how often the octets a program moved were copied and checksummed, and
+ * a check of them against what the program knows it sent and received.
+ */
+#ifndef SIWX_TESTS_PROGS_TP_COPIES_H
+#define SIWX_TESTS_PROGS_TP_COPIES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tp_copies {
+	uint64_t tx_payload;
+	uint64_t tx_copied_siwx;
+	uint64_t tx_copied_tcp;
+	uint64_t tx_crc;
+	uint64_t rx_payload;
+	uint64_t rx_copied_siwx;
+	uint64_t rx_crc;
+};
+
+/* The counters now; false (after tp_fail()) when siwx has none here. */
+bool tp_copies_read(struct tp_copies *c);
+
+/*
+ * Since @before this machine's siwx sent exactly @tx payload octets and
+ * received exactly @rx (no other program used it meanwhile); each received
+ * octet was copied once, the CRC read each octet once when MPA CRCs are on
+ * (the siwx module's mpa_crc) and never when off, and sending copied each
+ * octet at most twice with CRCs (the stage, then TCP), once without (TCP).
+ * Logs the figures; tp_fail() for each that does not hold.
+ */
+void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
+		     const char *who);
+
+#endif /* SIWX_TESTS_PROGS_TP_COPIES_H */
