@@ -21,6 +21,7 @@
 #include <linux/net.h>
 #include <linux/rtnetlink.h>
 #include <linux/socket.h>
+#include <linux/uio.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -213,6 +214,42 @@ static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
 				lo->name);
 	}
 	rtnl_unlock();
+	return rv;
+}
+#endif
+
+/*
+ * Pages to TCP by reference (siwx_tx_push of the CRC stage): since 6.5
+ * ("net: Declare MSG_SPLICE_PAGES internal sendmsg() flag") a sendmsg flag,
+ * which makes TCP take references on the bvec's pages instead of copying
+ * them; before (6.1), kernel_sendpage() page by page, with
+ * MSG_SENDPAGE_NOTLAST on all but the last so that TCP does not push
+ * between them. Either way like sock_sendmsg(): octets sent (the
+ * iterator advanced by them) or an error.
+ */
+#ifdef MSG_SPLICE_PAGES
+static inline int siwx_compat_send_pages(struct socket *sock,
+					 struct msghdr *msg)
+{
+	msg->msg_flags |= MSG_SPLICE_PAGES;
+	return sock_sendmsg(sock, msg);
+}
+#else
+static inline int siwx_compat_send_pages(struct socket *sock,
+					 struct msghdr *msg)
+{
+	const struct bio_vec *bv = msg->msg_iter.bvec;
+	size_t skip = msg->msg_iter.iov_offset;
+	size_t n = min_t(size_t, bv->bv_len - skip, msg_data_left(msg));
+	int flags = msg->msg_flags;
+	int rv;
+
+	if (n < msg_data_left(msg))
+		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+	rv = kernel_sendpage(sock, bv->bv_page, bv->bv_offset + skip, n,
+			     flags);
+	if (rv > 0)
+		iov_iter_advance(&msg->msg_iter, rv);
 	return rv;
 }
 #endif

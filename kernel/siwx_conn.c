@@ -55,6 +55,9 @@ static void siwx_conn_free(struct kref *ref)
 {
 	struct siwx_conn *conn = container_of(ref, struct siwx_conn, ref);
 
+	/* TCP's references keep it as long as its skbs need it */
+	if (conn->tx_page)
+		put_page(conn->tx_page);
 	kvfree(conn);
 	atomic_dec(&siwx_objects.conns);
 }

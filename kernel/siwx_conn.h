@@ -50,12 +50,6 @@
  */
 #define SIWX_RTR_GRACE (HZ / 10)
 #define SIWX_TX_BVECS 48
-/*
- * With MPA CRCs, payload from registered memory is sent from a copy
- * (siwx_tx_stage): an FPDU's payload up to MULPDU fits at once for MTUs
- * up to 9000; longer ones go out in pieces of this size.
- */
-#define SIWX_TX_STAGE (16 * 1024)
 /* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
 #define SIWX_TX_INLINE_WRS 16
 #define SIWX_TX_INLINE_BYTES 4096
@@ -158,8 +152,9 @@ struct siwx_conn {
 	struct siwx_tx_seg seg;
 	u8 tx_trailer[8];
 	struct bio_vec bvec[SIWX_TX_BVECS];
-	u32 tx_staged;			/* octets of tx_stage in use */
-	u8 tx_stage[SIWX_TX_STAGE];
+	/* With MPA CRCs FPDUs are copied here, TCP takes them from here */
+	struct page *tx_page;
+	u32 tx_page_off;		/* its octets in use */
 
 	/* RX (socket lock) */
 	bool rx_dead;

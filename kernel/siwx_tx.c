@@ -3,10 +3,12 @@
  * The TX engine: one work item per connection, the only sender on the
  * socket once the data path runs. Order: a Terminate, then the
  * responses the peer is owed (Read and Atomic Responses, in request
- * order), then the SQ. Every FPDU goes out in one sock_sendmsg: header
- * and trailer from kernel buffers, payload straight from the MR's
- * pinned pages (TCP copies it into its skbs) or, when MPA CRCs are on,
- * from a copy the CRC was computed over (siwx_tx_stage).
+ * order), then the SQ. Without MPA CRCs an FPDU goes out in one
+ * sock_sendmsg: header and trailer from kernel buffers, payload straight
+ * from the MR's pinned pages (TCP copies it into its skbs). With them the
+ * whole FPDU is first copied into pages of the connection's stage, the
+ * CRC computed over that copy, and TCP takes those pages by reference
+ * (siwx_tx_put_fpdu_staged): each payload octet is copied once.
  *
  * Sends block (the work item sleeps while the socket is full); closing
  * shuts the socket down, which ends any send in progress.
@@ -27,6 +29,7 @@
 #include <siwx/proto/crc32c.h>
 #include <siwx/sqe_op.h>
 
+#include "siwx_compat.h"
 #include "siwx_conn.h"
 
 enum {
@@ -43,8 +46,12 @@ void siwx_tx_kick(struct siwx_conn *conn)
 
 static bool siwx_tx_more(struct siwx_conn *conn);
 
+/*
+ * @nb bvecs of @len octets to TCP: copied, or with @by_ref (the stage's
+ * pages, siwx_tx_stage_page()) by reference.
+ */
 static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
-			int flags)
+			int flags, bool by_ref)
 {
 	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
 	int rv;
@@ -62,7 +69,8 @@ static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 	while (msg_data_left(&msg)) {
 		if (READ_ONCE(conn->tx_stop))
 			return -ECONNRESET;
-		rv = sock_sendmsg(conn->sock, &msg);
+		rv = by_ref ? siwx_compat_send_pages(conn->sock, &msg) :
+			      sock_sendmsg(conn->sock, &msg);
 		if (rv == -EAGAIN && conn->tx_in_syscall) {
 			schedule_timeout_uninterruptible(1);
 			continue;
@@ -70,8 +78,6 @@ static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 		if (rv <= 0)
 			return rv ? rv : -EPIPE;
 	}
-	/* TCP has copied it all: the stage is free */
-	conn->tx_staged = 0;
 	return 0;
 }
 
@@ -104,55 +110,163 @@ static void siwx_tx_add_kbuf(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
- * @n octets of registered memory into the FPDU with MPA CRCs on: copied
- * first, and the CRC computed over the copy. The CRC must cover exactly
- * the octets TCP takes, and the memory can change before TCP has copied
- * it: an RDMA Write that the RX path places into a region the peer is
- * reading, or an application writing its send buffer: the data may
- * change, but the FPDU must stay whole, or the peer ends the connection
- * with an MPA CRC error. Without CRCs TCP's own copy is enough.
+ * With MPA CRCs on, an FPDU is sent from a copy: the CRC must cover
+ * exactly the octets TCP takes, and registered memory can change before
+ * TCP has sent it (an RDMA Write that the RX path places into a region
+ * the peer is reading, an application writing its send buffer): the data
+ * may change, but the FPDU must stay whole, or the peer ends the
+ * connection with an MPA CRC error. The copy goes into pages of the
+ * connection's own, which TCP then takes by reference instead of copying
+ * them again. A page is written again only once TCP has let go of it
+ * (its count back to our one reference), else a new one replaces it, as
+ * TCP's own page_frag does; and only between pushes, so that no bvec not
+ * yet handed to TCP names a page we let go of.
  */
-static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
-			 struct page *page, u32 off, u32 n, u32 *crc)
+static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			      int flags)
 {
-	u8 *dst;
-	void *va;
+	struct page *page = conn->tx_page;
 	int rv;
 
-	if (conn->tx_staged + n > SIWX_TX_STAGE) {
-		rv = siwx_tx_push(conn, v->nb, v->len, MSG_MORE);
+	if (v->nb) {
+		rv = siwx_tx_push(conn, v->nb, v->len, flags, true);
 		if (rv)
 			return rv;
 		v->nb = 0;
 		v->len = 0;
 	}
-	dst = conn->tx_stage + conn->tx_staged;
-	va = kmap_local_page(page);
-	memcpy(dst, va + off, n);
-	kunmap_local(va);
-	siwx_copies_add(tx_copied_siwx, n);
-	*crc = siwx_crc32c(*crc, dst, n);
-	siwx_tx_add_kbuf(conn, v, dst, n);
-	conn->tx_staged += n;
+	if (!page || page_ref_count(page) != 1) {
+		page = alloc_page(GFP_KERNEL);
+		if (!page)
+			return -ENOMEM;
+		if (conn->tx_page)
+			put_page(conn->tx_page);
+		conn->tx_page = page;
+	}
+	conn->tx_page_off = 0;
 	return 0;
 }
 
-/* One FPDU: header, @seg->payload_len octets from @src, trailer. */
+/* @n octets at @src into the stage, and into the CRC when @crc */
+static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			 const u8 *src, u32 n, u32 *crc)
+{
+	struct bio_vec *last;
+	u32 room, k;
+	u8 *dst;
+	int rv;
+
+	while (n) {
+		room = conn->tx_page ? PAGE_SIZE - conn->tx_page_off : 0;
+		if (!room || v->nb >= SIWX_TX_BVECS) {
+			rv = siwx_tx_stage_page(conn, v, MSG_MORE);
+			if (rv)
+				return rv;
+			continue;
+		}
+		k = min(n, room);
+		dst = page_address(conn->tx_page) + conn->tx_page_off;
+		memcpy(dst, src, k);
+		if (crc)
+			*crc = siwx_crc32c(*crc, dst, k);
+		/* Adjacent in the same page: one bvec */
+		last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
+		if (last && last->bv_page == conn->tx_page &&
+		    last->bv_offset + last->bv_len == conn->tx_page_off) {
+			last->bv_len += k;
+			v->len += k;
+		} else {
+			siwx_tx_add_page(conn, v, conn->tx_page,
+					 conn->tx_page_off, k);
+		}
+		conn->tx_page_off += k;
+		src += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * The FPDU of siwx_tx_put_fpdu() with MPA CRCs: header, payload and
+ * trailer copied into the stage, the CRC computed over the copy, the
+ * stage's pages to TCP by reference.
+ */
+static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
+				   const struct siwx_tx_seg *seg,
+				   struct siwx_tx_src *src)
+{
+	struct siwx_tx_vec v = {};
+	u32 crc = SIWX_CRC32C_INIT;
+	u32 left = seg->payload_len;
+	size_t tlen;
+	bool more;
+	int rv;
+
+	rv = siwx_tx_stage(conn, &v, seg->hdr, seg->hdr_len, &crc);
+	while (!rv && left) {
+		u32 elen, poff, n;
+		struct page *page;
+		void *va;
+
+		if (src->idx >= src->n)
+			return -EFAULT;
+		elen = src->el[src->idx].len;
+		if (src->off == elen) {
+			src->idx++;
+			src->off = 0;
+			continue;
+		}
+		n = min(left, elen - src->off);
+		if (src->inl) {
+			rv = siwx_tx_stage(conn, &v, src->inl + src->off, n,
+					   &crc);
+			/* siwx_tx_src_sqe() copied it out of the SQE */
+			siwx_copies_add(tx_copied_siwx, n);
+		} else {
+			page = siwx_mr_page(src->el[src->idx].mr,
+					    src->el[src->idx].to + src->off,
+					    &poff);
+			if (!page)
+				return -EFAULT;
+			n = min_t(u32, n, PAGE_SIZE - poff);
+			va = kmap_local_page(page);
+			rv = siwx_tx_stage(conn, &v, va + poff, n, &crc);
+			kunmap_local(va);
+		}
+		src->off += n;
+		left -= n;
+		/* Copied once, by siwx; TCP takes the copy by reference */
+		siwx_copies_add(tx_payload, n);
+		siwx_copies_add(tx_copied_siwx, n);
+		siwx_copies_add(tx_crc, n);
+	}
+	if (rv)
+		return rv;
+	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, true, conn->tx_trailer);
+	rv = siwx_tx_stage(conn, &v, conn->tx_trailer, tlen, NULL);
+	if (rv)
+		return rv;
+	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
+	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0, true);
+}
+
+/*
+ * One FPDU: header, @seg->payload_len octets from @src, trailer. Without
+ * MPA CRCs TCP copies it from where it is.
+ */
 static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    const struct siwx_tx_seg *seg,
 			    struct siwx_tx_src *src)
 {
-	bool crc_on = conn->mpa.crc;
 	struct siwx_tx_vec v = {};
-	bool more;
-	u32 crc = SIWX_CRC32C_INIT;
 	u32 left = seg->payload_len;
 	size_t tlen;
+	bool more;
 	int rv;
 
+	if (conn->mpa.crc)
+		return siwx_tx_put_fpdu_staged(conn, seg, src);
 	siwx_tx_add_kbuf(conn, &v, seg->hdr, seg->hdr_len);
-	if (crc_on)
-		crc = siwx_crc32c(crc, seg->hdr, seg->hdr_len);
 	while (left) {
 		u32 elen, poff, n;
 		struct page *page;
@@ -167,11 +281,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 		}
 		n = min(left, elen - src->off);
 		if (src->inl) {
-			const u8 *p = src->inl + src->off;
-
-			if (crc_on)
-				crc = siwx_crc32c(crc, p, n);
-			siwx_tx_add_kbuf(conn, &v, p, n);
+			siwx_tx_add_kbuf(conn, &v, src->inl + src->off, n);
 			/* siwx_tx_src_sqe() copied it out of the SQE */
 			siwx_copies_add(tx_copied_siwx, n);
 		} else {
@@ -181,35 +291,27 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			if (!page)
 				return -EFAULT;
 			n = min_t(u32, n, PAGE_SIZE - poff);
-			if (!crc_on) {
-				siwx_tx_add_page(conn, &v, page, poff, n);
-			} else {
-				rv = siwx_tx_stage(conn, &v, page, poff, n,
-						   &crc);
-				if (rv)
-					return rv;
-			}
+			siwx_tx_add_page(conn, &v, page, poff, n);
 		}
 		src->off += n;
 		left -= n;
 		/* siwx_tx_push() has TCP copy it */
 		siwx_copies_add(tx_payload, n);
 		siwx_copies_add(tx_copied_tcp, n);
-		if (crc_on)
-			siwx_copies_add(tx_crc, n);
 		/* Keep room for a page-crossing trailer */
 		if (v.nb >= SIWX_TX_BVECS - 4) {
-			rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE);
+			rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE, false);
 			if (rv)
 				return rv;
 			v.nb = 0;
 			v.len = 0;
 		}
 	}
-	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
+	tlen = siwx_mpa_trailer(SIWX_CRC32C_INIT, seg->ulpdu_len, false,
+				conn->tx_trailer);
 	siwx_tx_add_kbuf(conn, &v, conn->tx_trailer, tlen);
 	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
-	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0);
+	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0, false);
 }
 
 /* One RDMAP message, cut into FPDUs of at most MULPDU. */

@@ -27,8 +27,9 @@ bool tp_copies_read(struct tp_copies *c);
  * Since @before this machine's siwx sent exactly @tx payload octets and
  * received exactly @rx (no other program used it meanwhile); each received
  * octet was copied once, the CRC read each octet once when MPA CRCs are on
- * (the siwx module's mpa_crc) and never when off, and sending copied each
- * octet at most twice with CRCs (the stage, then TCP), once without (TCP).
+ * (the siwx module's mpa_crc, the same on both sides) and never when off,
+ * and sending copied each octet at most once: into the CRC stage, whose
+ * pages TCP takes by reference, or, without CRCs, by TCP.
  * Logs the figures; tp_fail() for each that does not hold.
  */
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
