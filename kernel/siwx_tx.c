@@ -110,6 +110,37 @@ static void siwx_tx_add_kbuf(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
+ * The next piece of @src's payload, at most @left octets and within one
+ * page: inline octets (*@inl) or registered memory (*@page at *@poff).
+ * Returns its length (the caller advances src->off by it), or 0 when
+ * the source has no more or names no page (a fault).
+ */
+static u32 siwx_tx_src_next(struct siwx_tx_src *src, u32 left,
+			    const u8 **inl, struct page **page, u32 *poff)
+{
+	u32 elen, n;
+
+	while (src->idx < src->n) {
+		elen = src->el[src->idx].len;
+		if (src->off == elen) {
+			src->idx++;
+			src->off = 0;
+			continue;
+		}
+		n = min(left, elen - src->off);
+		if (src->inl) {
+			*inl = src->inl + src->off;
+			return n;
+		}
+		*inl = NULL;
+		*page = siwx_mr_page(src->el[src->idx].mr,
+				     src->el[src->idx].to + src->off, poff);
+		return *page ? min_t(u32, n, PAGE_SIZE - *poff) : 0;
+	}
+	return 0;
+}
+
+/*
  * With MPA CRCs on, an FPDU is sent from a copy: the CRC must cover
  * exactly the octets TCP takes, and registered memory can change before
  * TCP has sent it (an RDMA Write that the RX path places into a region
@@ -204,31 +235,19 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 
 	rv = siwx_tx_stage(conn, &v, seg->hdr, seg->hdr_len, &crc);
 	while (!rv && left) {
-		u32 elen, poff, n;
 		struct page *page;
+		const u8 *inl;
+		u32 poff, n;
 		void *va;
 
-		if (src->idx >= src->n)
+		n = siwx_tx_src_next(src, left, &inl, &page, &poff);
+		if (!n)
 			return -EFAULT;
-		elen = src->el[src->idx].len;
-		if (src->off == elen) {
-			src->idx++;
-			src->off = 0;
-			continue;
-		}
-		n = min(left, elen - src->off);
-		if (src->inl) {
-			rv = siwx_tx_stage(conn, &v, src->inl + src->off, n,
-					   &crc);
+		if (inl) {
+			rv = siwx_tx_stage(conn, &v, inl, n, &crc);
 			/* siwx_tx_src_sqe() copied it out of the SQE */
 			siwx_copies_add(tx_copied_siwx, n);
 		} else {
-			page = siwx_mr_page(src->el[src->idx].mr,
-					    src->el[src->idx].to + src->off,
-					    &poff);
-			if (!page)
-				return -EFAULT;
-			n = min_t(u32, n, PAGE_SIZE - poff);
 			va = kmap_local_page(page);
 			rv = siwx_tx_stage(conn, &v, va + poff, n, &crc);
 			kunmap_local(va);
@@ -268,29 +287,18 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 		return siwx_tx_put_fpdu_staged(conn, seg, src);
 	siwx_tx_add_kbuf(conn, &v, seg->hdr, seg->hdr_len);
 	while (left) {
-		u32 elen, poff, n;
 		struct page *page;
+		const u8 *inl;
+		u32 poff, n;
 
-		if (src->idx >= src->n)
+		n = siwx_tx_src_next(src, left, &inl, &page, &poff);
+		if (!n)
 			return -EFAULT;
-		elen = src->el[src->idx].len;
-		if (src->off == elen) {
-			src->idx++;
-			src->off = 0;
-			continue;
-		}
-		n = min(left, elen - src->off);
-		if (src->inl) {
-			siwx_tx_add_kbuf(conn, &v, src->inl + src->off, n);
+		if (inl) {
+			siwx_tx_add_kbuf(conn, &v, inl, n);
 			/* siwx_tx_src_sqe() copied it out of the SQE */
 			siwx_copies_add(tx_copied_siwx, n);
 		} else {
-			page = siwx_mr_page(src->el[src->idx].mr,
-					    src->el[src->idx].to + src->off,
-					    &poff);
-			if (!page)
-				return -EFAULT;
-			n = min_t(u32, n, PAGE_SIZE - poff);
 			siwx_tx_add_page(conn, &v, page, poff, n);
 		}
 		src->off += n;
