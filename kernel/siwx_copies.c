@@ -21,34 +21,42 @@
 #include <linux/debugfs.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
+#include <linux/stddef.h>
 
 #include "siwx.h"
 
 DEFINE_PER_CPU(struct siwx_copies, siwx_copies);
 
+#define SIWX_COPIES_FIELD(f) { #f, offsetof(struct siwx_copies, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} siwx_copies_fields[] = {
+	SIWX_COPIES_FIELD(tx_payload),
+	SIWX_COPIES_FIELD(tx_copied_siwx),
+	SIWX_COPIES_FIELD(tx_copied_tcp),
+	SIWX_COPIES_FIELD(tx_crc),
+	SIWX_COPIES_FIELD(rx_payload),
+	SIWX_COPIES_FIELD(rx_copied_siwx),
+	SIWX_COPIES_FIELD(rx_crc),
+};
+
 static int siwx_copies_show(struct seq_file *m, void *unused)
 {
-	struct siwx_copies sum = {};
+	unsigned int i;
+	const char *c;
+	u64 sum;
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		const struct siwx_copies *c = per_cpu_ptr(&siwx_copies, cpu);
-
-		sum.tx_payload += READ_ONCE(c->tx_payload);
-		sum.tx_copied_siwx += READ_ONCE(c->tx_copied_siwx);
-		sum.tx_copied_tcp += READ_ONCE(c->tx_copied_tcp);
-		sum.tx_crc += READ_ONCE(c->tx_crc);
-		sum.rx_payload += READ_ONCE(c->rx_payload);
-		sum.rx_copied_siwx += READ_ONCE(c->rx_copied_siwx);
-		sum.rx_crc += READ_ONCE(c->rx_crc);
+	for (i = 0; i < ARRAY_SIZE(siwx_copies_fields); i++) {
+		sum = 0;
+		for_each_possible_cpu(cpu) {
+			c = (const char *)per_cpu_ptr(&siwx_copies, cpu);
+			sum += READ_ONCE(*(const u64 *)(c +
+					 siwx_copies_fields[i].off));
+		}
+		seq_printf(m, "%s %llu\n", siwx_copies_fields[i].name, sum);
 	}
-	seq_printf(m, "tx_payload %llu\n", sum.tx_payload);
-	seq_printf(m, "tx_copied_siwx %llu\n", sum.tx_copied_siwx);
-	seq_printf(m, "tx_copied_tcp %llu\n", sum.tx_copied_tcp);
-	seq_printf(m, "tx_crc %llu\n", sum.tx_crc);
-	seq_printf(m, "rx_payload %llu\n", sum.rx_payload);
-	seq_printf(m, "rx_copied_siwx %llu\n", sum.rx_copied_siwx);
-	seq_printf(m, "rx_crc %llu\n", sum.rx_crc);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(siwx_copies);

@@ -178,18 +178,21 @@ static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 	return 0;
 }
 
-/* @n octets at @src into the stage, and into the CRC when @crc */
+/*
+ * @n octets at @src into the stage, and into the CRC when @crc. What is
+ * not yet pushed is the run of the current page up to tx_page_off (a page
+ * is changed only after a push): one bvec, grown in place.
+ */
 static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			 const u8 *src, u32 n, u32 *crc)
 {
-	struct bio_vec *last;
 	u32 room, k;
 	u8 *dst;
 	int rv;
 
 	while (n) {
 		room = conn->tx_page ? PAGE_SIZE - conn->tx_page_off : 0;
-		if (!room || v->nb >= SIWX_TX_BVECS) {
+		if (!room) {
 			rv = siwx_tx_stage_page(conn, v, MSG_MORE);
 			if (rv)
 				return rv;
@@ -200,11 +203,8 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 		memcpy(dst, src, k);
 		if (crc)
 			*crc = siwx_crc32c(*crc, dst, k);
-		/* Adjacent in the same page: one bvec */
-		last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
-		if (last && last->bv_page == conn->tx_page &&
-		    last->bv_offset + last->bv_len == conn->tx_page_off) {
-			last->bv_len += k;
+		if (v->nb) {
+			conn->bvec[0].bv_len += k;
 			v->len += k;
 		} else {
 			siwx_tx_add_page(conn, v, conn->tx_page,

@@ -22,6 +22,16 @@ static const struct {
 #undef F
 };
 
+static uint64_t *field(struct tp_copies *c, unsigned int i)
+{
+	return (uint64_t *)((char *)c + fields[i].off);
+}
+
+static uint64_t value(const struct tp_copies *c, unsigned int i)
+{
+	return *(const uint64_t *)((const char *)c + fields[i].off);
+}
+
 bool tp_copies_read(struct tp_copies *c)
 {
 	FILE *f = fopen(COPIES_PATH, "r");
@@ -38,7 +48,7 @@ bool tp_copies_read(struct tp_copies *c)
 	while (fscanf(f, "%63s %" SCNu64, name, &v) == 2)
 		for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (!strcmp(name, fields[i].name)) {
-				*(uint64_t *)((char *)c + fields[i].off) = v;
+				*field(c, i) = v;
 				seen |= 1u << i;
 			}
 	fclose(f);
@@ -74,16 +84,12 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 	struct tp_copies a, d;
 	bool crc = mpa_crc_on();
 	uint64_t tx_copies;
+	unsigned int i;
 
 	if (!tp_copies_read(&a))
 		return;
-	d.tx_payload = a.tx_payload - before->tx_payload;
-	d.tx_copied_siwx = a.tx_copied_siwx - before->tx_copied_siwx;
-	d.tx_copied_tcp = a.tx_copied_tcp - before->tx_copied_tcp;
-	d.tx_crc = a.tx_crc - before->tx_crc;
-	d.rx_payload = a.rx_payload - before->rx_payload;
-	d.rx_copied_siwx = a.rx_copied_siwx - before->rx_copied_siwx;
-	d.rx_crc = a.rx_crc - before->rx_crc;
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		*field(&d, i) = value(&a, i) - value(before, i);
 	tx_copies = d.tx_copied_siwx + d.tx_copied_tcp;
 	tp_log("%s: copies per payload octet: TX %.2f (siwx %.2f, TCP %.2f), "
 	       "RX %.2f; CRC passes: TX %.2f, RX %.2f (mpa_crc %s)", who,
