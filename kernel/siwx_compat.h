@@ -220,14 +220,17 @@ static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
 
 /*
  * Pages to TCP by reference (siwx_tx_push of the CRC stage): since 6.5
- * ("net: Declare MSG_SPLICE_PAGES internal sendmsg() flag") a sendmsg flag,
- * which makes TCP take references on the bvec's pages instead of copying
- * them; before (6.1), kernel_sendpage() page by page, with
- * MSG_SENDPAGE_NOTLAST on all but the last so that TCP does not push
- * between them. Either way like sock_sendmsg(): octets sent (the
- * iterator advanced by them) or an error.
+ * ("net: Declare MSG_SPLICE_PAGES internal sendmsg() flag", then "tcp:
+ * Support MSG_SPLICE_PAGES") a sendmsg flag, which makes TCP take
+ * references on the bvec's pages instead of copying them; 6.5 also
+ * removed kernel_sendpage() ("net: Kill sendpage"). Before, kernel_sendpage()
+ * page by page, with MSG_SENDPAGE_NOTLAST on all but the last so that
+ * TCP does not push between them. The probe is for kernel_sendpage(), not
+ * the flag: Debian's 6.1 defines MSG_SPLICE_PAGES (backported for other
+ * protocols) while its TCP ignores the flag and copies. Either way like
+ * sock_sendmsg(): octets sent (the iterator advanced by them) or an error.
  */
-#ifdef MSG_SPLICE_PAGES
+#ifndef SIWX_HAVE_KERNEL_SENDPAGE
 static inline int siwx_compat_send_pages(struct socket *sock,
 					 struct msghdr *msg)
 {

@@ -58,6 +58,12 @@ const struct ib_device_ops siwx_probe_ops = {
 };
 #endif
 
+#ifdef SIWX_PROBE_KERNEL_SENDPAGE
+int (*const siwx_probe_sendpage)(struct socket *sock, struct page *page,
+				 int offset, size_t size,
+				 int flags) = kernel_sendpage;
+#endif
+
 #ifdef SIWX_PROBE_IB_ACCESS_FLUSH
 const int siwx_probe_access_flush = IB_ACCESS_FLUSH_GLOBAL |
 				    IB_ACCESS_FLUSH_PERSISTENT;
