@@ -244,7 +244,7 @@ static size_t rx_payload(struct siwx_rx *rx, const u8 *buf, size_t len,
 
 	if (n > len)
 		n = len;
-	if (rx->crc_on)
+	if (rx->crc_on && !rx->crc_deferred)
 		rx->crc = siwx_crc32c(rx->crc, buf, n);
 	ev->type = SIWX_RX_PAYLOAD;
 	ev->data = buf;
@@ -280,6 +280,44 @@ static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
 	rx_next_fpdu(rx);
 	ev->type = SIWX_RX_SEGMENT_END;
 	return n;
+}
+
+void siwx_rx_defer_crc(struct siwx_rx *rx)
+{
+	rx->crc_deferred = true;
+}
+
+/*
+ * Small enough that a chunk just copied is still in the first-level cache
+ * when the CRC reads it back. The CRC reads the source, which is the
+ * receiver's own (TCP's buffers); the destination may be memory the
+ * application is free to write meanwhile.
+ */
+#define RX_PLACE_CHUNK 1024
+
+void siwx_rx_place(struct siwx_rx *rx, void *dst, const u8 *src, size_t n)
+{
+	u8 *to = (u8 *)dst;
+	size_t k;
+
+	if (!rx->crc_on || !rx->crc_deferred) {
+		memcpy(to, src, n);
+		return;
+	}
+	while (n) {
+		k = n < RX_PLACE_CHUNK ? n : RX_PLACE_CHUNK;
+		memcpy(to, src, k);
+		rx->crc = siwx_crc32c(rx->crc, src, k);
+		to += k;
+		src += k;
+		n -= k;
+	}
+}
+
+void siwx_rx_skip(struct siwx_rx *rx, const u8 *src, size_t n)
+{
+	if (rx->crc_on && rx->crc_deferred)
+		rx->crc = siwx_crc32c(rx->crc, src, n);
 }
 
 size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,

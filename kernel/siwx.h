@@ -464,9 +464,11 @@ struct siwx_copies {
 	u64 tx_copied_siwx;
 	u64 tx_copied_tcp;
 	u64 tx_crc;
+	u64 tx_crc_fused;
 	u64 rx_payload;
 	u64 rx_copied_siwx;
 	u64 rx_crc;
+	u64 rx_crc_fused;
 };
 
 DECLARE_PER_CPU(struct siwx_copies, siwx_copies);

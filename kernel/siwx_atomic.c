@@ -69,7 +69,7 @@ int siwx_atomic_result(struct siwx_qp *qp, const struct siwx_sge *sink,
 			   sizeof(value), &fault);
 	if (!rv)
 		siwx_mr_copy_to(mr, sink->addr, (const u8 *)&value,
-				sizeof(value));
+				sizeof(value), NULL);
 	siwx_mr_put(mr);
 	return rv;
 }

@@ -120,6 +120,8 @@ int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp)
 	siwx_rdq_init(&conn->orq, conn->mpa.ord);
 	siwx_rdq_init(&conn->irq, conn->mpa.ird);
 	siwx_rx_init(&conn->rx, conn->mpa.crc);
+	/* siwx_rx_payload() takes the CRC in the pass that places payload */
+	siwx_rx_defer_crc(&conn->rx);
 	memset(&conn->imm, 0, sizeof(conn->imm));
 	conn->tx_msn[SIWX_QN_SEND] = 1;
 	conn->tx_msn[SIWX_QN_READ] = 1;

@@ -217,7 +217,8 @@ int siwx_atomic_result(struct siwx_qp *qp, const struct siwx_sge *sink,
 		       u64 value);
 
 /* siwx_mr.c: access checks and placement shared by TX and RX */
-void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len);
+void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len,
+		     struct siwx_rx *rx);
 int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
 		  u64 to, u64 len, enum siwx_access_fault *fault);
 int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,

@@ -13,9 +13,13 @@
  *   tx_copied_tcp   octets TCP copied out of what siwx gave it (TCP
  *                   copies whatever comes without MSG_SPLICE_PAGES)
  *   tx_crc          payload octets the MPA CRC read on the way out
+ *   tx_crc_fused    of those, octets it read in the pass that copied them
+ *                   (a chunk checksummed while the copy left it in the
+ *                   cache: one trip through memory, not two)
  *   rx_payload      payload octets received
  *   rx_copied_siwx  octets siwx copied from TCP's buffers into memory
  *   rx_crc          payload octets the MPA CRC read on the way in
+ *   rx_crc_fused    of those, octets it read in the pass that placed them
  * Per-CPU counters: the data path adds without a shared cache line.
  */
 #include <linux/debugfs.h>
@@ -36,9 +40,11 @@ static const struct {
 	SIWX_COPIES_FIELD(tx_copied_siwx),
 	SIWX_COPIES_FIELD(tx_copied_tcp),
 	SIWX_COPIES_FIELD(tx_crc),
+	SIWX_COPIES_FIELD(tx_crc_fused),
 	SIWX_COPIES_FIELD(rx_payload),
 	SIWX_COPIES_FIELD(rx_copied_siwx),
 	SIWX_COPIES_FIELD(rx_crc),
+	SIWX_COPIES_FIELD(rx_crc_fused),
 };
 
 static int siwx_copies_show(struct seq_file *m, void *unused)

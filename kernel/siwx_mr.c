@@ -434,8 +434,13 @@ int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
 	return 0;
 }
 
-/* Copy @len octets to tagged offset @to of a user MR (bounds checked). */
-void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len)
+/*
+ * Copy @len octets to tagged offset @to of a user MR (bounds checked). An
+ * inbound FPDU's payload comes with its parser @rx, which takes each octet
+ * into the MPA CRC in the same pass (siwx_rx_place()); else NULL.
+ */
+void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len,
+		     struct siwx_rx *rx)
 {
 	unsigned int off;
 	struct page *page;
@@ -444,11 +449,17 @@ void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len)
 
 	while (len) {
 		page = siwx_mr_page(mr, to, &off);
-		if (!page)
+		if (!page) {
+			if (rx)
+				siwx_rx_skip(rx, data, len);
 			return;
+		}
 		n = min_t(u32, len, PAGE_SIZE - off);
 		va = kmap_local_page(page);
-		memcpy(va + off, data, n);
+		if (rx)
+			siwx_rx_place(rx, va + off, data, n);
+		else
+			memcpy(va + off, data, n);
 		kunmap_local(va);
 		to += n;
 		data += n;

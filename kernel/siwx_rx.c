@@ -303,6 +303,19 @@ static void siwx_rx_segment(struct siwx_conn *conn)
 	}
 }
 
+static void siwx_rx_count_placed(struct siwx_conn *conn, u32 n)
+{
+	siwx_copies_add(rx_copied_siwx, n);
+	if (conn->rx.crc_on)
+		siwx_copies_add(rx_crc_fused, n);
+}
+
+/*
+ * A slice of payload, placed where its segment's target says. Each
+ * octet also goes into the MPA CRC (the parser left that to us,
+ * siwx_rx_defer_crc()) in the same pass that places it; octets with no
+ * place to go are only checksummed.
+ */
 static void siwx_rx_payload(struct siwx_conn *conn,
 			    const struct siwx_rx_event *ev)
 {
@@ -314,19 +327,22 @@ static void siwx_rx_payload(struct siwx_conn *conn,
 	u32 len = ev->len;
 
 	siwx_copies_add(rx_payload, len);
-	/* The parser's CRC read every payload octet (core/rx.c) */
 	if (conn->rx.crc_on)
 		siwx_copies_add(rx_crc, len);
 	if (seg->ddp.tagged) {
 		if (conn->rx_mr) {
 			siwx_mr_copy_to(conn->rx_mr, seg->ddp.to + ev->offset,
-					data, len);
-			siwx_copies_add(rx_copied_siwx, len);
+					data, len, &conn->rx);
+			siwx_rx_count_placed(conn, len);
+		} else {
+			siwx_rx_skip(&conn->rx, data, len);
 		}
 		return;
 	}
-	if (!rq->held)
+	if (!rq->held) {
+		siwx_rx_skip(&conn->rx, data, len);
 		return;
+	}
 	if (!siwx_sgl_seek(rq->lens, rq->n, seg->ddp.mo + ev->offset, len,
 			   &pos, &err)) {
 		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_LEN_ERR);
@@ -338,14 +354,18 @@ static void siwx_rx_payload(struct siwx_conn *conn,
 
 		if (n && rq->mr[pos.idx]) {
 			siwx_mr_copy_to(rq->mr[pos.idx],
-					rq->addr[pos.idx] + pos.off, data, n);
-			siwx_copies_add(rx_copied_siwx, n);
+					rq->addr[pos.idx] + pos.off, data, n,
+					&conn->rx);
+			siwx_rx_count_placed(conn, n);
+		} else {
+			siwx_rx_skip(&conn->rx, data, n);
 		}
 		data += n;
 		len -= n;
 		pos.idx++;
 		pos.off = 0;
 	}
+	siwx_rx_skip(&conn->rx, data, len);
 }
 
 static void siwx_rx_send_done(struct siwx_conn *conn)

@@ -258,6 +258,7 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 		siwx_copies_add(tx_payload, n);
 		siwx_copies_add(tx_copied_siwx, n);
 		siwx_copies_add(tx_crc, n);
+		siwx_copies_add(tx_crc_fused, n);
 	}
 	if (rv)
 		return rv;

@@ -18,7 +18,8 @@ static const struct {
 } fields[] = {
 #define F(n) { #n, offsetof(struct tp_copies, n) }
 	F(tx_payload), F(tx_copied_siwx), F(tx_copied_tcp), F(tx_crc),
-	F(rx_payload), F(rx_copied_siwx), F(rx_crc),
+	F(tx_crc_fused), F(rx_payload), F(rx_copied_siwx), F(rx_crc),
+	F(rx_crc_fused),
 #undef F
 };
 
@@ -92,18 +93,27 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 		*field(&d, i) = value(&a, i) - value(before, i);
 	tx_copies = d.tx_copied_siwx + d.tx_copied_tcp;
 	tp_log("%s: copies per payload octet: TX %.2f (siwx %.2f, TCP %.2f), "
-	       "RX %.2f; CRC passes: TX %.2f, RX %.2f (mpa_crc %s)", who,
+	       "RX %.2f; CRC passes: TX %.2f, RX %.2f; of them fused with "
+	       "the copy: TX %.2f, RX %.2f (mpa_crc %s)", who,
 	       tx ? (double)tx_copies / (double)tx : 0.0,
 	       tx ? (double)d.tx_copied_siwx / (double)tx : 0.0,
 	       tx ? (double)d.tx_copied_tcp / (double)tx : 0.0,
 	       rx ? (double)d.rx_copied_siwx / (double)rx : 0.0,
 	       tx ? (double)d.tx_crc / (double)tx : 0.0,
-	       rx ? (double)d.rx_crc / (double)rx : 0.0, crc ? "on" : "off");
+	       rx ? (double)d.rx_crc / (double)rx : 0.0,
+	       tx ? (double)d.tx_crc_fused / (double)tx : 0.0,
+	       rx ? (double)d.rx_crc_fused / (double)rx : 0.0,
+	       crc ? "on" : "off");
 	expect(who, "payload sent", d.tx_payload, tx);
 	expect(who, "payload received", d.rx_payload, rx);
 	expect(who, "received octets copied", d.rx_copied_siwx, rx);
 	expect(who, "sent octets the CRC read", d.tx_crc, crc ? tx : 0);
 	expect(who, "received octets the CRC read", d.rx_crc, crc ? rx : 0);
+	/* One pass over each octet for its copy and its CRC, not two */
+	expect(who, "sent octets the CRC read as they were copied",
+	       d.tx_crc_fused, crc ? tx : 0);
+	expect(who, "received octets the CRC read as they were placed",
+	       d.rx_crc_fused, crc ? rx : 0);
 	if (tx_copies > tx)
 		tp_fail("%s: %" PRIu64 " octets copied to send %" PRIu64
 			", more than one copy a payload octet", who, tx_copies,

@@ -15,9 +15,11 @@ struct tp_copies {
 	uint64_t tx_copied_siwx;
 	uint64_t tx_copied_tcp;
 	uint64_t tx_crc;
+	uint64_t tx_crc_fused;
 	uint64_t rx_payload;
 	uint64_t rx_copied_siwx;
 	uint64_t rx_crc;
+	uint64_t rx_crc_fused;
 };
 
 /* The counters now; false (after tp_fail()) when siwx has none here. */
@@ -28,8 +30,9 @@ bool tp_copies_read(struct tp_copies *c);
  * received exactly @rx (no other program used it meanwhile); each received
  * octet was copied once, the CRC read each octet once when MPA CRCs are on
  * (the siwx module's mpa_crc, the same on both sides) and never when off,
- * and sending copied each octet at most once: into the CRC stage, whose
- * pages TCP takes by reference, or, without CRCs, by TCP.
+ * in the same pass as the octet's copy, and sending copied each octet at
+ * most once: into the CRC stage, whose pages TCP takes by reference, or,
+ * without CRCs, by TCP.
  * Logs the figures; tp_fail() for each that does not hold.
  */
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,

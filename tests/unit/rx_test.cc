@@ -109,6 +109,36 @@ TEST(RxErrors, CrcMismatchInPayloadPadOrCrc) {
     }
 }
 
+// The caller may fuse the CRC with its copy (siwx_rx_place): the same
+// events and payload for every chunking, the same verdict on a flipped
+// payload octet, and a caller that folds nothing fails every check.
+TEST(RxPlace, CallerFoldsTheCrc) {
+    Bytes big(5000);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i * 7);
+    Bytes stream = Cat(
+        {Send(1, {1, 2, 3}), Fpdu(Cat({Tagged(true, SIWX_OP_WRITE, 5, 0x10), big})), Send(2, {})});
+    for (size_t chunk : {size_t(0), size_t(1), size_t(7), size_t(1500)}) {
+        RxRecord rec = ParseStream(stream, chunk, true, RxCrc::kPlaceAndSkip);
+        ASSERT_FALSE(rec.error) << chunk << " " << rec.term;
+        EXPECT_EQ(rec.segment_ends, 3) << chunk;
+        EXPECT_EQ(rec.payloads[1], big) << chunk;
+        EXPECT_EQ(rec.payloads[0], (Bytes{1, 2, 3})) << chunk;
+    }
+    for (size_t pos : {size_t(21), size_t(30 + 2500), size_t(30 + 4999)}) {
+        Bytes bad = stream;
+        bad[pos] ^= 0x10;
+        RxRecord rec = ParseStream(bad, 3, true, RxCrc::kPlaceAndSkip);
+        EXPECT_TRUE(rec.error) << pos;
+        EXPECT_EQ(rec.term, kLlpCrc) << pos;
+    }
+    RxRecord forgot = ParseStream(stream, 0, true, RxCrc::kForgotten);
+    EXPECT_TRUE(forgot.error);
+    EXPECT_EQ(forgot.term, kLlpCrc);
+    EXPECT_FALSE(ParseStream(Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 1, 0), big}), false), 5,
+                             false, RxCrc::kPlaceAndSkip)
+                     .error);
+}
+
 TEST(RxErrors, UlpduShorterThanDdpHeader) {
     // 17 octets cannot hold an 18-octet untagged header; 13 not a tagged one.
     Bytes untagged = Untagged(true, SIWX_OP_SEND, 0, 1, 0);

@@ -1,5 +1,6 @@
 #include "wire_builder.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace siwx_test {
@@ -81,10 +82,32 @@ std::string Hex(const Bytes& b) {
     return s;
 }
 
-RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on) {
+namespace {
+
+void TakePayload(siwx_rx* rx, const siwx_rx_event& ev, RxCrc crc, Bytes* out) {
+    if (crc == RxCrc::kParser) {
+        out->insert(out->end(), ev.data, ev.data + ev.len);
+        return;
+    }
+    size_t placed = ev.len / 2;
+    size_t at = out->size();
+    out->resize(at + ev.len);
+    if (crc == RxCrc::kForgotten) {
+        std::copy(ev.data, ev.data + ev.len, out->begin() + at);
+        return;
+    }
+    siwx_rx_place(rx, out->data() + at, ev.data, placed);
+    siwx_rx_skip(rx, ev.data + placed, ev.len - placed);
+    std::copy(ev.data + placed, ev.data + ev.len, out->begin() + at + placed);
+}
+
+}  // namespace
+
+RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on, RxCrc crc) {
     RxRecord rec;
     siwx_rx rx;
     siwx_rx_init(&rx, crc_on);
+    if (crc != RxCrc::kParser) siwx_rx_defer_crc(&rx);
     size_t pos = 0;
     while (pos < stream.size() && !rec.error) {
         size_t n = chunk ? std::min(chunk, stream.size() - pos) : stream.size() - pos;
@@ -99,7 +122,7 @@ RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on) {
                 rec.segments.push_back(rx.seg);
                 rec.payloads.emplace_back();
             } else if (ev.type == SIWX_RX_PAYLOAD) {
-                rec.payloads.back().insert(rec.payloads.back().end(), ev.data, ev.data + ev.len);
+                TakePayload(&rx, ev, crc, &rec.payloads.back());
             } else if (ev.type == SIWX_RX_SEGMENT_END) {
                 ++rec.segment_ends;
             } else if (ev.type == SIWX_RX_ERROR) {

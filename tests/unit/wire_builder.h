@@ -50,7 +50,12 @@ struct RxRecord {
     bool error = false;
     siwx_term term{};
 };
-RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on = true);
+// Who folds payload into the CRC: the parser; the caller, placing the first
+// half of each slice with siwx_rx_place() and skipping the rest with
+// siwx_rx_skip(); or the caller, forgetting to (it must fail the CRC).
+enum class RxCrc { kParser, kPlaceAndSkip, kForgotten };
+RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on = true,
+                     RxCrc crc = RxCrc::kParser);
 
 }  // namespace siwx_test
 

@@ -17,6 +17,15 @@
  * Atomic Request/Response) must be acted on only at SEGMENT_END.
  * Any error gives SIWX_RX_ERROR with rx->term set; the parser then stays
  * in error.
+ *
+ * The CRC over a PAYLOAD slice: by default the parser reads the slice
+ * for the CRC before handing it over, and the caller then reads it again
+ * to place it. A caller that places payload may fuse the two passes:
+ * after siwx_rx_defer_crc(), it folds every octet of every slice into the
+ * CRC itself, once and in order, with siwx_rx_place() (copy and CRC in
+ * one pass over the slice) or siwx_rx_skip() (octets it does not place).
+ * An octet it leaves out fails the FPDU's CRC check, so a careless caller
+ * loses the connection, never the check.
  */
 #ifndef SIWX_PROTO_RX_H
 #define SIWX_PROTO_RX_H
@@ -67,6 +76,7 @@ struct siwx_rx_event {
 
 struct siwx_rx {
 	bool crc_on;
+	bool crc_deferred;	/* the caller folds payload (siwx_rx_place) */
 	u8 state;
 	u32 crc;
 	u32 have;		/* octets gathered in hdr[] */
@@ -89,5 +99,14 @@ void siwx_rx_init(struct siwx_rx *rx, bool crc_on);
  */
 size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 		    struct siwx_rx_event *ev);
+
+/* From now on the caller folds PAYLOAD slices into the CRC (see above). */
+void siwx_rx_defer_crc(struct siwx_rx *rx);
+
+/* Copy @n octets of a PAYLOAD slice to @dst, in the CRC as they pass. */
+void siwx_rx_place(struct siwx_rx *rx, void *dst, const u8 *src, size_t n);
+
+/* @n octets of a PAYLOAD slice that are not placed: the CRC only. */
+void siwx_rx_skip(struct siwx_rx *rx, const u8 *src, size_t n);
 
 #endif /* SIWX_PROTO_RX_H */

@@ -176,17 +176,24 @@ def measure(stack, st, boot, cli, srv):
 
 COPY_COUNTERS = ("tx_payload", "tx_copied_siwx", "tx_copied_tcp", "tx_crc",
                  "rx_payload", "rx_copied_siwx", "rx_crc")
+# CRC octets read in the copy's own pass; counted since 2026-11-26
+FUSED_COUNTERS = ("tx_crc_fused", "rx_crc_fused")
 
 
 def copies(*guests):
     """Copies and CRC passes per payload octet (kernel/siwx_copies.c), from
     the siwx_<counter> fields bstep puts on each guest's BENCH-END line:
     copies_tx and crc_tx of the guest that sent the most payload, copies_rx
-    and crc_rx of the one that received the most. {} without counters."""
+    and crc_rx of the one that received the most. With the fused counters
+    also passes_tx and passes_rx: trips through the payload, a copy and
+    the CRC read in the same pass counting once. {} without counters."""
     counts = []
     for f in guests:
         try:
             c = {k: float(f[f"siwx_{k}"]) for k in COPY_COUNTERS}
+            for k in FUSED_COUNTERS:
+                if f"siwx_{k}" in f:
+                    c[k] = float(f[f"siwx_{k}"])
         except (KeyError, ValueError):
             continue
         counts.append(c)
@@ -195,10 +202,14 @@ def copies(*guests):
     if tx and tx["tx_payload"] > 0:
         out["copies_tx"] = (tx["tx_copied_siwx"] + tx["tx_copied_tcp"]) / tx["tx_payload"]
         out["crc_tx"] = tx["tx_crc"] / tx["tx_payload"]
+        if "tx_crc_fused" in tx:
+            out["passes_tx"] = out["copies_tx"] + (tx["tx_crc"] - tx["tx_crc_fused"]) / tx["tx_payload"]
     rx = max(counts, key=lambda c: c["rx_payload"], default=None)
     if rx and rx["rx_payload"] > 0:
         out["copies_rx"] = rx["rx_copied_siwx"] / rx["rx_payload"]
         out["crc_rx"] = rx["rx_crc"] / rx["rx_payload"]
+        if "rx_crc_fused" in rx:
+            out["passes_rx"] = out["copies_rx"] + (rx["rx_crc"] - rx["rx_crc_fused"]) / rx["rx_payload"]
     return out
 
 

@@ -101,6 +101,16 @@ class Measure(unittest.TestCase):
         m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
         self.assertEqual((m["copies_tx"], m["crc_tx"], m["copies_rx"], m["crc_rx"]),
                          (2.0, 1.0, 1.0, 1.0))
+        self.assertNotIn("passes_tx", m)
+        # With the fused counters: the CRC read in the copy's pass is no
+        # extra trip; one read on its own is
+        cli["siwx_tx_crc_fused"] = "4096"
+        srv["siwx_rx_crc_fused"] = "0"
+        m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
+        self.assertEqual((m["passes_tx"], m["passes_rx"]), (2.0, 2.0))
+        srv["siwx_rx_crc_fused"] = "4096"
+        m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
+        self.assertEqual(m["passes_rx"], 1.0)
         # Without counters (another stack, or no debugfs): no such figures
         m = self.measure(lines("ib_write_bw-65536.log"), {"rc": "0"})
         self.assertNotIn("copies_tx", m)
