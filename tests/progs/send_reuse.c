@@ -16,12 +16,20 @@
  * server's posted receives cover, and waits for the server's 8-octet
  * acknowledgement (its receives reposted) between them.
  *
+ * With -x a thread of the client also rewrites the send buffers all the
+ * time, while their WRs are being sent: what arrives is then undefined,
+ * so the server checks only that every message arrives whole (opcode,
+ * length, immediate data). The connection must survive it: with MPA CRCs
+ * the CRC covers exactly the octets TCP sends (siwx's stage), so the peer
+ * never sees a CRC error; without, TCP sends whatever the pages hold.
+ *
  *   siwx-send-reuse -s [-p PORT] [-t SEC] [-v]
- *   siwx-send-reuse -c HOST [-n MSGS] [-m OCTETS] [-b BATCH] [-k BUFS]
+ *   siwx-send-reuse -c HOST [-n MSGS] [-m OCTETS] [-b BATCH] [-k BUFS] [-x]
  *                   [-p PORT] [-t SEC] [-v]
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +46,7 @@ struct opts {
 	uint32_t len;
 	uint32_t batch;
 	uint32_t bufs;
+	bool racing;		/* -x: a thread rewrites the buffers */
 };
 
 static void usage(FILE *f)
@@ -45,20 +54,24 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: siwx-send-reuse -s [-p PORT] [-t SEC] [-v]\n"
 "       siwx-send-reuse -c HOST [-n MSGS] [-m OCTETS] [-b BATCH] [-k BUFS]\n"
-"                       [-p PORT] [-t SEC] [-v]\n"
+"                       [-x] [-p PORT] [-t SEC] [-v]\n"
 "  -n MSGS    messages, Sends and Writes with Immediate in turn (default 2000)\n"
 "  -m OCTETS  octets a message (default 16384)\n"
 "  -b BATCH   messages between the server's acknowledgements (default 16,\n"
 "             at most 64)\n"
 "  -k BUFS    client send buffers, reused from each completion on (default 4)\n"
+"  -x         a thread rewrites the send buffers while they are sent; the\n"
+"             server then checks only that every message arrives whole\n"
 "  -p PORT    rdma_cm port (default 18541)\n"
 "  -t SEC     time limit of each wait (default 120)\n"
-"Exit 0 when every message arrived as its buffer held it when posted.\n");
+"Exit 0 when every message arrived as its buffer held it when posted\n"
+"(with -x: arrived at all).\n");
 }
 
 /* The server's side of a message: a receive, or a Write's slot */
 static bool check_msg(const struct ibv_wc *wc, uint64_t seq,
-		      const uint8_t *recv, const uint8_t *slot, uint32_t len)
+		      const uint8_t *recv, const uint8_t *slot, uint32_t len,
+		      bool racing)
 {
 	const uint8_t *p = recv;
 	int64_t at;
@@ -77,6 +90,8 @@ static bool check_msg(const struct ibv_wc *wc, uint64_t seq,
 			tp_wc_opcode_name(wc->opcode), wc->byte_len);
 		return false;
 	}
+	if (racing)
+		return true;
 	at = tp_pat_check(p, len, seq);
 	if (at >= 0) {
 		tp_fail("message %llu (%s): octet %lld is not what the buffer "
@@ -96,13 +111,13 @@ static int run_server(const struct opts *o)
 				.max_sge = 1 };
 	struct tp_buf recv = {}, win = {}, ack = {};
 	struct tp_conn c = {};
-	uint64_t w[4], seq = 0, msgs;
+	uint64_t w[5], seq = 0, msgs;
 	uint32_t len, batch, i;
 	uint8_t pdata[16];
 	int tmo = o->r.timeout_ms;
 	struct ibv_wc wc;
 
-	if (!tp_take_request(ec, listen, &c, MAGIC, w, 4, tmo))
+	if (!tp_take_request(ec, listen, &c, MAGIC, w, 5, tmo))
 		return 1;
 	msgs = w[1];
 	len = (uint32_t)w[2];
@@ -148,7 +163,7 @@ static int run_server(const struct opts *o)
 			if (!check_msg(&wc, seq, (uint8_t *)recv.addr +
 					   wc.wr_id * len,
 				       (uint8_t *)win.addr + (size_t)i * len,
-				       len))
+				       len, w[4]))
 				return 1;
 			if (tp_post_recv(&c, wc.wr_id, (uint8_t *)recv.addr +
 						 wc.wr_id * len, len,
@@ -170,8 +185,10 @@ static int run_server(const struct opts *o)
 	tp_buf_free(&ack);
 	if (tp_failures)
 		return 1;
-	tp_log("PASS: server: %llu messages of %u octets as posted",
-	       (unsigned long long)msgs, len);
+	tp_log("PASS: server: %llu messages of %u octets %s",
+	       (unsigned long long)msgs, len,
+	       w[4] ? "whole (their buffers rewritten while sent)" :
+		      "as posted");
 	return 0;
 }
 
@@ -190,20 +207,40 @@ static int post_msg(struct tp_conn *c, const struct opts *o, uint8_t *buf,
 				 IBV_SEND_SIGNALED);
 }
 
+struct racer {
+	uint8_t *buf;
+	size_t len;
+	volatile bool stop;
+	uint64_t rounds;
+};
+
+/* -x: rewrite every send buffer, over and over, until told to stop */
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!r->stop)
+		memset(r->buf, (int)(r->rounds++ & 0xff), r->len);
+	return NULL;
+}
+
 static int run_client(const struct opts *o)
 {
 	struct rdma_event_channel *ec = tp_channel();
 	struct tp_qp_opts q = { .max_send_wr = o->bufs, .max_recv_wr = 1,
 				.max_sge = 1 };
-	uint64_t w[4] = { MAGIC, o->msgs, o->len, o->batch }, seq = 0;
+	uint64_t w[5] = { MAGIC, o->msgs, o->len, o->batch, o->racing };
 	struct tp_buf bufs = {}, ack = {};
+	struct racer racer = {};
+	pthread_t racer_th;
+	uint64_t seq = 0;
 	struct ibv_pd *pd = NULL;
 	struct tp_conn c = {};
-	uint8_t pdata[32];
+	uint8_t pdata[40];
 	int tmo = o->r.timeout_ms;
 	struct ibv_wc wc;
 
-	tp_pdata_put(pdata, w, 4);
+	tp_pdata_put(pdata, w, 5);
 	if (!tp_connect(&c, ec, o->r.host, o->r.port, &pd, &q, pdata,
 			sizeof(pdata), tmo))
 		return 1;
@@ -213,6 +250,12 @@ static int run_client(const struct opts *o)
 			  (size_t)o->len * o->bufs, IBV_ACCESS_LOCAL_WRITE) ||
 	    !tp_buf_alloc(&ack, pd, ACK_LEN, ACK_LEN, IBV_ACCESS_LOCAL_WRITE))
 		tp_die("%u buffers of %u octets", o->bufs, o->len);
+	if (o->racing) {
+		racer.buf = bufs.addr;
+		racer.len = (size_t)o->len * o->bufs;
+		if (pthread_create(&racer_th, NULL, race, &racer))
+			tp_die("pthread_create failed");
+	}
 
 	while (seq < o->msgs) {
 		uint64_t first = seq, done;
@@ -254,14 +297,22 @@ static int run_client(const struct opts *o)
 			return 1;
 		}
 	}
+	if (o->racing) {
+		racer.stop = true;
+		pthread_join(racer_th, NULL);
+		tp_log("client: the buffers rewritten %llu times while sent",
+		       (unsigned long long)racer.rounds);
+	}
 	tp_close(&c, tmo);
 	tp_buf_free(&bufs);
 	tp_buf_free(&ack);
 	ibv_dealloc_pd(pd);
 	if (tp_failures)
 		return 1;
-	tp_log("PASS: client: %u messages of %u octets from %u buffers, each "
-	       "rewritten at its completion", o->msgs, o->len, o->bufs);
+	tp_log("PASS: client: %u messages of %u octets from %u buffers, %s",
+	       o->msgs, o->len, o->bufs,
+	       o->racing ? "rewritten all the time by another thread" :
+			   "each rewritten at its completion");
 	return 0;
 }
 
@@ -282,6 +333,9 @@ static bool opt(int ch, const char *arg, void *ctx)
 	case 'k':
 		o->bufs = (uint32_t)tp_parse_u64(arg, "-k", 1, 256);
 		return true;
+	case 'x':
+		o->racing = true;
+		return true;
 	}
 	return false;
 }
@@ -292,6 +346,6 @@ int main(int argc, char **argv)
 			  .msgs = 2000, .len = 16384, .batch = 16, .bufs = 4 };
 
 	tp_prog = "siwx-send-reuse";
-	tp_role_parse_opts(argc, argv, &o.r, "n:m:b:k:", opt, &o, usage);
+	tp_role_parse_opts(argc, argv, &o.r, "n:m:b:k:x", opt, &o, usage);
 	return o.r.server ? run_server(&o) : run_client(&o);
 }
