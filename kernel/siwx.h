@@ -465,6 +465,8 @@ struct siwx_copies {
 	u64 tx_copied_tcp;
 	u64 tx_crc;
 	u64 tx_crc_fused;
+	u64 tx_zerocopy;
+	u64 tx_zerocopy_copied;
 	u64 rx_payload;
 	u64 rx_copied_siwx;
 	u64 rx_crc;

@@ -20,6 +20,7 @@
 #include <linux/etherdevice.h>
 #include <linux/net.h>
 #include <linux/rtnetlink.h>
+#include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <rdma/ib_umem.h>
@@ -256,5 +257,37 @@ static inline int siwx_compat_send_pages(struct socket *sock,
 	return rv;
 }
 #endif
+
+/*
+ * Zero-copy sends (siwx_zc.c): the ubuf_info's completion. Since 6.10
+ * ("net: extend ubuf_info callback to ops structure") it is ops->complete
+ * (with an optional ops->link_skb, which siwx leaves out: an skb then
+ * carries one WR's ubuf_info only); before, the callback pointer itself.
+ * The function is the same, and so is dropping a reference: calling it,
+ * which does the counting (net_zcopy_put()'s contract, with no skb).
+ */
+void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
+		      bool zerocopy_success);
+
+#ifdef SIWX_HAVE_UBUF_INFO_OPS
+static inline void siwx_compat_ubuf_init(struct ubuf_info *ubuf)
+{
+	static const struct ubuf_info_ops ops = {
+		.complete = siwx_zc_complete,
+	};
+
+	ubuf->ops = &ops;
+}
+#else
+static inline void siwx_compat_ubuf_init(struct ubuf_info *ubuf)
+{
+	ubuf->callback = siwx_zc_complete;
+}
+#endif
+
+static inline void siwx_compat_ubuf_put(struct ubuf_info *ubuf)
+{
+	siwx_zc_complete(NULL, ubuf, true);
+}
 
 #endif /* SIWX_COMPAT_H */

@@ -8,6 +8,7 @@
  * is a type mismatch, an error.
  */
 #include <linux/net.h>
+#include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -62,6 +63,12 @@ const struct ib_device_ops siwx_probe_ops = {
 int (*const siwx_probe_sendpage)(struct socket *sock, struct page *page,
 				 int offset, size_t size,
 				 int flags) = kernel_sendpage;
+#endif
+
+#ifdef SIWX_PROBE_UBUF_INFO_OPS
+const struct ubuf_info_ops siwx_probe_ubuf_ops = {
+	.complete = NULL,
+};
 #endif
 
 #ifdef SIWX_PROBE_IB_ACCESS_FLUSH

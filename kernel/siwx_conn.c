@@ -33,6 +33,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	INIT_WORK(&conn->tx_work, siwx_tx_work);
 	INIT_DELAYED_WORK(&conn->rtr_grace, siwx_tx_rtr_grace);
+	siwx_zc_conn_init(conn);
 	mutex_init(&conn->tx_mutex);
 	conn->dev = dev;
 	conn->pol.crc = siwx_mpa_crc;
@@ -71,6 +72,14 @@ void siwx_conn_release_sock(struct siwx_conn *conn)
 {
 	if (!conn->sock)
 		return;
+	/*
+	 * TCP still holds pages of zero-copy WRs (the peer has not
+	 * acknowledged them): a reset lets go of them now, where a close
+	 * would keep retransmitting them for minutes, and siwx_zc_exit()
+	 * waits for them.
+	 */
+	if (atomic_read(&conn->zc_inflight))
+		sock_no_linger(conn->sock->sk);
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	sock_release(conn->sock);
 	conn->sock = NULL;
@@ -380,6 +389,8 @@ static void siwx_conn_close_work(struct work_struct *work)
 			siwx_mr_put(conn->rx_mr);
 			conn->rx_mr = NULL;
 		}
+		/* Zero-copy WRs: done within a second of a graceful close */
+		siwx_zc_detach(conn, drain ? HZ : 0);
 		siwx_qp_flush(qp);
 		WRITE_ONCE(qp->sq_ctrl->tx_active, 0);
 		spin_lock_bh(&qp->sq_lock);

@@ -22,7 +22,9 @@
 #define SIWX_CONN_H
 
 #include <linux/bvec.h>
+#include <linux/llist.h>
 #include <linux/net.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <rdma/iw_cm.h>
@@ -155,6 +157,16 @@ struct siwx_conn {
 	/* With MPA CRCs FPDUs are copied here, TCP takes them from here */
 	struct page *tx_page;
 	u32 tx_page_off;		/* its octets in use */
+	struct siwx_zc *tx_zc;		/* the WR being sent zero-copy */
+	bool tx_payload_ref;		/* payload to TCP by reference */
+
+	/* Zero-copy WRs whose pages TCP still holds (siwx_zc.c) */
+	atomic_t zc_inflight;
+	struct llist_head zc_done;	/* TCP let go: to complete */
+	struct work_struct zc_work;
+	spinlock_t zc_lock;		/* zc_detached against completing */
+	bool zc_detached;		/* closing: the flush completes them */
+	wait_queue_head_t zc_wq;
 
 	/* RX (socket lock) */
 	bool rx_dead;
@@ -195,6 +207,19 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 		   const struct siwx_mpa_rr *rr);
 
 /* siwx_tx.c */
+/* siwx_zc.c */
+struct siwx_zc;
+void siwx_zc_conn_init(struct siwx_conn *conn);
+bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
+		    u32 len);
+struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes);
+void siwx_zc_end(struct siwx_zc *zc, int rv);
+int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
+		    struct siwx_zc *zc);
+void siwx_zc_work(struct work_struct *work);
+bool siwx_zc_detach(struct siwx_conn *conn, unsigned long grace);
+void siwx_zc_exit(void);
+
 void siwx_tx_work(struct work_struct *work);
 void siwx_tx_kick(struct siwx_conn *conn);
 void siwx_tx_rtr_grace(struct work_struct *work);

@@ -16,6 +16,13 @@
  *   tx_crc_fused    of those, octets it read in the pass that copied them
  *                   (a chunk checksummed while the copy left it in the
  *                   cache: one trip through memory, not two)
+ *   tx_zerocopy     octets given to TCP by reference to the
+ *                   application's pages, without MPA CRCs: zero-copy WRs
+ *                   (siwx_zc.c) and Read Responses
+ *   tx_zerocopy_copied  of those, the octets of WRs the network stack
+ *                   copied after all, whole or in part (delivery to a
+ *                   local socket; a device without checksum offload has
+ *                   the skbs linearized), known when it lets go of them
  *   rx_payload      payload octets received
  *   rx_copied_siwx  octets siwx copied from TCP's buffers into memory
  *   rx_crc          payload octets the MPA CRC read on the way in
@@ -41,6 +48,8 @@ static const struct {
 	SIWX_COPIES_FIELD(tx_copied_tcp),
 	SIWX_COPIES_FIELD(tx_crc),
 	SIWX_COPIES_FIELD(tx_crc_fused),
+	SIWX_COPIES_FIELD(tx_zerocopy),
+	SIWX_COPIES_FIELD(tx_zerocopy_copied),
 	SIWX_COPIES_FIELD(rx_payload),
 	SIWX_COPIES_FIELD(rx_copied_siwx),
 	SIWX_COPIES_FIELD(rx_crc),

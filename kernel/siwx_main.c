@@ -207,7 +207,8 @@ static void __exit siwx_exit(void)
 	 * the events this replays find no device any more.
 	 */
 	unregister_netdevice_notifier(&siwx_netdev_nb);
-	/* Connections still closing finish here */
+	/* Zero-copy sends the stack still holds, then connections closing */
+	siwx_zc_exit();
 	siwx_wq_exit();
 	siwx_objects_exit();
 }

@@ -47,8 +47,9 @@ void siwx_tx_kick(struct siwx_conn *conn)
 static bool siwx_tx_more(struct siwx_conn *conn);
 
 /*
- * @nb bvecs of @len octets to TCP: copied, or with @by_ref (the stage's
- * pages, siwx_tx_stage_page()) by reference.
+ * @nb bvecs of @len octets to TCP: copied, or with @by_ref by reference:
+ * the stage's pages (siwx_tx_stage_page()), and with conn->tx_payload_ref
+ * the MR's pages too (a zero-copy WR, conn->tx_zc, or a Read Response).
  */
 static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 			int flags, bool by_ref)
@@ -69,8 +70,12 @@ static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 	while (msg_data_left(&msg)) {
 		if (READ_ONCE(conn->tx_stop))
 			return -ECONNRESET;
-		rv = by_ref ? siwx_compat_send_pages(conn->sock, &msg) :
-			      sock_sendmsg(conn->sock, &msg);
+		if (!by_ref)
+			rv = sock_sendmsg(conn->sock, &msg);
+		else if (conn->tx_zc)
+			rv = siwx_zc_sendmsg(conn->sock, &msg, conn->tx_zc);
+		else
+			rv = siwx_compat_send_pages(conn->sock, &msg);
 		if (rv == -EAGAIN && conn->tx_in_syscall) {
 			schedule_timeout_uninterruptible(1);
 			continue;
@@ -179,13 +184,14 @@ static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
- * @n octets at @src into the stage, and into the CRC when @crc. What is
- * not yet pushed is the run of the current page up to tx_page_off (a page
- * is changed only after a push): one bvec, grown in place.
+ * @n octets at @src into the stage, and into the CRC when @crc. A page
+ * is changed only after a push, so a run of the current page up to
+ * tx_page_off that ends the bvecs not yet pushed grows in place.
  */
 static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			 const u8 *src, u32 n, u32 *crc)
 {
+	struct bio_vec *last;
 	u32 room, k;
 	u8 *dst;
 	int rv;
@@ -203,8 +209,10 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 		memcpy(dst, src, k);
 		if (crc)
 			*crc = siwx_crc32c(*crc, dst, k);
-		if (v->nb) {
-			conn->bvec[0].bv_len += k;
+		last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
+		if (last && last->bv_page == conn->tx_page &&
+		    last->bv_offset + last->bv_len == conn->tx_page_off) {
+			last->bv_len += k;
 			v->len += k;
 		} else {
 			siwx_tx_add_page(conn, v, conn->tx_page,
@@ -218,22 +226,26 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
- * The FPDU of siwx_tx_put_fpdu() with MPA CRCs: header, payload and
- * trailer copied into the stage, the CRC computed over the copy, the
- * stage's pages to TCP by reference.
+ * The FPDU of siwx_tx_put_fpdu() from the stage, TCP taking its pages by
+ * reference. With MPA CRCs header, payload and trailer are copied into
+ * the stage, the CRC computed over the copy; without, an FPDU whose
+ * payload goes by reference (conn->tx_payload_ref) has only its header
+ * and trailer there, and TCP takes the payload from the MR's pages.
  */
 static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 				   const struct siwx_tx_seg *seg,
 				   struct siwx_tx_src *src)
 {
-	struct siwx_tx_vec v = {};
+	bool crc_on = conn->mpa.crc;
 	u32 crc = SIWX_CRC32C_INIT;
+	u32 *crcp = crc_on ? &crc : NULL;
+	struct siwx_tx_vec v = {};
 	u32 left = seg->payload_len;
 	size_t tlen;
 	bool more;
 	int rv;
 
-	rv = siwx_tx_stage(conn, &v, seg->hdr, seg->hdr_len, &crc);
+	rv = siwx_tx_stage(conn, &v, seg->hdr, seg->hdr_len, crcp);
 	while (!rv && left) {
 		struct page *page;
 		const u8 *inl;
@@ -243,26 +255,43 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 		n = siwx_tx_src_next(src, left, &inl, &page, &poff);
 		if (!n)
 			return -EFAULT;
+		src->off += n;
+		left -= n;
+		siwx_copies_add(tx_payload, n);
+		if (!inl && conn->tx_payload_ref) {
+			/* By reference; of a zero-copy WR, a copy the stack
+			 * makes after all is counted when it lets go
+			 */
+			siwx_copies_add(tx_zerocopy, n);
+			siwx_tx_add_page(conn, &v, page, poff, n);
+			/* Keep room for the stage's bvecs of the trailer */
+			if (v.nb >= SIWX_TX_BVECS - 4) {
+				rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE,
+						  true);
+				v.nb = 0;
+				v.len = 0;
+			}
+			continue;
+		}
 		if (inl) {
-			rv = siwx_tx_stage(conn, &v, inl, n, &crc);
+			rv = siwx_tx_stage(conn, &v, inl, n, crcp);
 			/* siwx_tx_src_sqe() copied it out of the SQE */
 			siwx_copies_add(tx_copied_siwx, n);
 		} else {
 			va = kmap_local_page(page);
-			rv = siwx_tx_stage(conn, &v, va + poff, n, &crc);
+			rv = siwx_tx_stage(conn, &v, va + poff, n, crcp);
 			kunmap_local(va);
 		}
-		src->off += n;
-		left -= n;
-		/* Copied once, by siwx; TCP takes the copy by reference */
-		siwx_copies_add(tx_payload, n);
+		/* Copied by siwx; TCP takes the copy by reference */
 		siwx_copies_add(tx_copied_siwx, n);
-		siwx_copies_add(tx_crc, n);
-		siwx_copies_add(tx_crc_fused, n);
+		if (crc_on) {
+			siwx_copies_add(tx_crc, n);
+			siwx_copies_add(tx_crc_fused, n);
+		}
 	}
 	if (rv)
 		return rv;
-	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, true, conn->tx_trailer);
+	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
 	rv = siwx_tx_stage(conn, &v, conn->tx_trailer, tlen, NULL);
 	if (rv)
 		return rv;
@@ -272,7 +301,8 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 
 /*
  * One FPDU: header, @seg->payload_len octets from @src, trailer. Without
- * MPA CRCs TCP copies it from where it is.
+ * MPA CRCs, and unless the WR goes zero-copy, TCP copies it from where it
+ * is.
  */
 static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    const struct siwx_tx_seg *seg,
@@ -284,7 +314,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	bool more;
 	int rv;
 
-	if (conn->mpa.crc)
+	if (conn->mpa.crc || conn->tx_payload_ref)
 		return siwx_tx_put_fpdu_staged(conn, seg, src);
 	siwx_tx_add_kbuf(conn, &v, seg->hdr, seg->hdr_len);
 	while (left) {
@@ -495,6 +525,11 @@ static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
 		h.qn = SIWX_QN_SEND;
 		h.msn = conn->tx_msn[SIWX_QN_SEND]++;
 	}
+	/* Large payload, no CRC: TCP's release completes the WR */
+	if (siwx_zc_wanted(conn, &conn->src, len)) {
+		conn->tx_zc = siwx_zc_start(conn, pos, len);
+		conn->tx_payload_ref = conn->tx_zc;
+	}
 	/* Write with Immediate: the Immediate Data message follows */
 	conn->tx_follows = sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	rv = siwx_tx_message(conn, &h, NULL, 0, &conn->src, len);
@@ -502,6 +537,12 @@ static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
 	siwx_tx_src_put(&conn->src);
 	if (!rv && sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
 		rv = siwx_tx_imm(conn, sqe);
+	if (conn->tx_zc) {
+		siwx_zc_end(conn->tx_zc, rv);
+		conn->tx_zc = NULL;
+		conn->tx_payload_ref = false;
+		return rv;
+	}
 	if (rv)
 		return rv;
 	siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, len);
@@ -787,7 +828,17 @@ static int siwx_tx_read_resp(struct siwx_conn *conn,
 		src->el[0].len = r->size;
 		src->n = 1;
 	}
+	/*
+	 * Without MPA CRCs a Read Response's payload goes to TCP by
+	 * reference: it owes no completion, and the page references TCP
+	 * takes keep the pages for as long as it needs them, also past the
+	 * MR's deregistration. Only user MRs: a kernel ULP's memory may be
+	 * slab, which TCP must not take references on.
+	 */
+	conn->tx_payload_ref = mr && !conn->mpa.crc &&
+			       mr->kind == SIWX_MR_USER;
 	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size);
+	conn->tx_payload_ref = false;
 	siwx_tx_src_put(src);
 	return rv;
 }

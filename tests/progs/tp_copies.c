@@ -11,6 +11,7 @@
 
 #define COPIES_PATH "/sys/kernel/debug/siwx/copies"
 #define MPA_CRC_PATH "/sys/module/siwx/parameters/mpa_crc"
+#define ZC_MIN_PATH "/sys/module/siwx/parameters/zc_min"
 
 static const struct {
 	const char *name;
@@ -18,7 +19,7 @@ static const struct {
 } fields[] = {
 #define F(n) { #n, offsetof(struct tp_copies, n) }
 	F(tx_payload), F(tx_copied_siwx), F(tx_copied_tcp), F(tx_crc),
-	F(tx_crc_fused), F(rx_payload), F(rx_copied_siwx), F(rx_crc),
+	F(tx_crc_fused), F(tx_zerocopy), F(tx_zerocopy_copied), F(rx_payload), F(rx_copied_siwx), F(rx_crc),
 	F(rx_crc_fused),
 #undef F
 };
@@ -79,8 +80,21 @@ static void expect(const char *who, const char *what, uint64_t got,
 			what, got, want);
 }
 
+uint64_t tp_zc_min(void)
+{
+	FILE *f = fopen(ZC_MIN_PATH, "r");
+	unsigned long long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
-		     const char *who)
+		     uint64_t zc_tx, const char *who)
 {
 	struct tp_copies a, d;
 	bool crc = mpa_crc_on();
@@ -91,10 +105,11 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 		return;
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		*field(&d, i) = value(&a, i) - value(before, i);
-	tx_copies = d.tx_copied_siwx + d.tx_copied_tcp;
+	tx_copies = d.tx_copied_siwx + d.tx_copied_tcp + d.tx_zerocopy_copied;
 	tp_log("%s: copies per payload octet: TX %.2f (siwx %.2f, TCP %.2f), "
 	       "RX %.2f; CRC passes: TX %.2f, RX %.2f; of them fused with "
-	       "the copy: TX %.2f, RX %.2f (mpa_crc %s)", who,
+	       "the copy: TX %.2f, RX %.2f; by reference TX %.2f, of it copied "
+	       "by the stack %.2f (mpa_crc %s)", who,
 	       tx ? (double)tx_copies / (double)tx : 0.0,
 	       tx ? (double)d.tx_copied_siwx / (double)tx : 0.0,
 	       tx ? (double)d.tx_copied_tcp / (double)tx : 0.0,
@@ -103,6 +118,8 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 	       rx ? (double)d.rx_crc / (double)rx : 0.0,
 	       tx ? (double)d.tx_crc_fused / (double)tx : 0.0,
 	       rx ? (double)d.rx_crc_fused / (double)rx : 0.0,
+	       tx ? (double)d.tx_zerocopy / (double)tx : 0.0,
+	       tx ? (double)d.tx_zerocopy_copied / (double)tx : 0.0,
 	       crc ? "on" : "off");
 	expect(who, "payload sent", d.tx_payload, tx);
 	expect(who, "payload received", d.rx_payload, rx);
@@ -118,6 +135,18 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 		tp_fail("%s: %" PRIu64 " octets copied to send %" PRIu64
 			", more than one copy a payload octet", who, tx_copies,
 			tx);
+	if (crc)
+		expect(who, "sent octets TCP took from the application's "
+		       "memory, with CRCs", d.tx_zerocopy, 0);
+	else
+		expect(who, "sent octets TCP copied or took by reference",
+		       d.tx_copied_tcp + d.tx_zerocopy, tx);
+	if (!crc && d.tx_zerocopy < zc_tx)
+		tp_fail("%s: %" PRIu64 " octets sent by reference, expected "
+			"at least %" PRIu64, who, d.tx_zerocopy, zc_tx);
+	if (d.tx_zerocopy_copied > d.tx_zerocopy)
+		tp_fail("%s: %" PRIu64 " octets sent by reference copied, of %"
+			PRIu64, who, d.tx_zerocopy_copied, d.tx_zerocopy);
 	if (crc && d.tx_copied_tcp)
 		tp_fail("%s: TCP copied %" PRIu64 " octets of the CRC stage, "
 			"which it takes by reference", who, d.tx_copied_tcp);

@@ -16,6 +16,8 @@ struct tp_copies {
 	uint64_t tx_copied_tcp;
 	uint64_t tx_crc;
 	uint64_t tx_crc_fused;
+	uint64_t tx_zerocopy;
+	uint64_t tx_zerocopy_copied;
 	uint64_t rx_payload;
 	uint64_t rx_copied_siwx;
 	uint64_t rx_crc;
@@ -32,10 +34,16 @@ bool tp_copies_read(struct tp_copies *c);
  * (the siwx module's mpa_crc, the same on both sides) and never when off,
  * in the same pass as the octet's copy, and sending copied each octet at
  * most once: into the CRC stage, whose pages TCP takes by reference, or,
- * without CRCs, by TCP.
+ * without CRCs, by TCP, or by reference from the application's memory
+ * (Read Responses, and zero-copy WRs; never with CRCs; the network stack
+ * may still copy a zero-copy WR after all, which counts as a copy).
+ * Without CRCs at least @zc_tx of the octets sent went by reference.
  * Logs the figures; tp_fail() for each that does not hold.
  */
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
-		     const char *who);
+		     uint64_t zc_tx, const char *who);
+
+/* The siwx module's zc_min: the smallest WR payload sent zero-copy. */
+uint64_t tp_zc_min(void);
 
 #endif /* SIWX_TESTS_PROGS_TP_COPIES_H */

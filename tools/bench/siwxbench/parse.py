@@ -176,8 +176,9 @@ def measure(stack, st, boot, cli, srv):
 
 COPY_COUNTERS = ("tx_payload", "tx_copied_siwx", "tx_copied_tcp", "tx_crc",
                  "rx_payload", "rx_copied_siwx", "rx_crc")
-# CRC octets read in the copy's own pass; counted since 2026-11-26
-FUSED_COUNTERS = ("tx_crc_fused", "rx_crc_fused")
+# Counted since 2026-11-26: CRC octets read in the copy's own pass, and
+# zero-copy octets the network stack copied after all (kernel/siwx_zc.c)
+OPTIONAL_COUNTERS = ("tx_crc_fused", "rx_crc_fused", "tx_zerocopy_copied")
 
 
 def copies(*guests):
@@ -191,7 +192,7 @@ def copies(*guests):
     for f in guests:
         try:
             c = {k: float(f[f"siwx_{k}"]) for k in COPY_COUNTERS}
-            for k in FUSED_COUNTERS:
+            for k in OPTIONAL_COUNTERS:
                 if f"siwx_{k}" in f:
                     c[k] = float(f[f"siwx_{k}"])
         except (KeyError, ValueError):
@@ -200,7 +201,8 @@ def copies(*guests):
     out = {}
     tx = max(counts, key=lambda c: c["tx_payload"], default=None)
     if tx and tx["tx_payload"] > 0:
-        out["copies_tx"] = (tx["tx_copied_siwx"] + tx["tx_copied_tcp"]) / tx["tx_payload"]
+        out["copies_tx"] = (tx["tx_copied_siwx"] + tx["tx_copied_tcp"]
+                            + tx.get("tx_zerocopy_copied", 0)) / tx["tx_payload"]
         out["crc_tx"] = tx["tx_crc"] / tx["tx_payload"]
         if "tx_crc_fused" in tx:
             out["passes_tx"] = out["copies_tx"] + (tx["tx_crc"] - tx["tx_crc_fused"]) / tx["tx_payload"]

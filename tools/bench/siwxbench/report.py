@@ -269,8 +269,9 @@ def _copies(res):
     if not rows:
         return []
     L = ["", "## Copies per payload octet (siwx's counters)", "",
-         "Copies: siwx's own (CRC stage, inline) plus TCP's (whatever it is "
-         "not given by reference); CRC: passes of the MPA CRC over the "
+         "Copies: siwx's own (CRC stage, inline) plus the network stack's "
+         "(whatever TCP is not given by reference, and zero-copy octets it "
+         "copied after all); CRC: passes of the MPA CRC over the "
          "payload; passes: trips through the payload, where a CRC that reads "
          "each chunk as it is copied adds none.", "",
          "| stack | test | size | TX copies | TX CRC | TX passes | RX copies | RX CRC | RX passes |",

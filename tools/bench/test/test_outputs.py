@@ -111,6 +111,11 @@ class Measure(unittest.TestCase):
         srv["siwx_rx_crc_fused"] = "4096"
         m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
         self.assertEqual(m["passes_rx"], 1.0)
+        # Zero-copy octets the stack copied after all are copies
+        cli.update(siwx_tx_copied_siwx="0", siwx_tx_copied_tcp="0",
+                   siwx_tx_zerocopy_copied="2048")
+        m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
+        self.assertEqual(m["copies_tx"], 0.5)
         # Without counters (another stack, or no debugfs): no such figures
         m = self.measure(lines("ib_write_bw-65536.log"), {"rc": "0"})
         self.assertNotIn("copies_tx", m)

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Zero-copy sends. Without MPA CRCs the payload of a large Send or Write
+ * goes to TCP by reference to the MR's pinned pages, in skbs that carry a
+ * ubuf_info of ours (MSG_ZEROCOPY with msg_ubuf, the in-kernel form of
+ * SO_ZEROCOPY that io_uring's zero-copy send uses); headers and trailers
+ * come from the connection's stage pages. The verbs let the application
+ * reuse a send buffer from its WR's completion on, and TCP may send those
+ * pages again until the peer acknowledges them, so such a WR completes
+ * only when the network stack has dropped its last reference to them:
+ * when the ubuf_info's count reaches zero (TCP's acknowledged skbs freed,
+ * the driver's clones sent, or copies made on loopback).
+ *
+ * The count's last drop can come from any context, also from inside our
+ * own sock_sendmsg(): the callback only queues the siwx_zc on its
+ * connection, and the connection's zc_work completes the WR in order with
+ * the SQ (siwx_sq_mark_done()). A siwx_zc holds a reference on its
+ * connection, so that a late callback finds it; when the connection goes
+ * (siwx_conn_close_work), it first lets the WRs that finish within a grace
+ * period complete, then detaches: the flush completes the others, and
+ * their late callbacks only free them. siwx_zc_exit() waits for the last
+ * of them before the module's code goes.
+ */
+#include <linux/module.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "siwx_compat.h"
+#include "siwx_conn.h"
+
+/* Off by default: docs/performance.md has why */
+static unsigned int siwx_zc_min;
+module_param_named(zc_min, siwx_zc_min, uint, 0644);
+MODULE_PARM_DESC(zc_min,
+		 "Smallest Send or Write payload (octets) given to TCP by reference instead of copied, without MPA CRCs, the WR completing when TCP lets go of it; 0: always copy (default)");
+
+static atomic_t siwx_zc_live = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(siwx_zc_gone);
+
+struct siwx_zc {
+	struct ubuf_info ubuf;
+	struct llist_node done;
+	struct siwx_conn *conn;
+	u32 pos;		/* the WR's SQ position */
+	u32 bytes;
+	bool copied;		/* the stack copied some of it after all */
+	bool failed;		/* not all sent: the flush completes the WR */
+};
+
+void siwx_zc_conn_init(struct siwx_conn *conn)
+{
+	init_llist_head(&conn->zc_done);
+	INIT_WORK(&conn->zc_work, siwx_zc_work);
+	spin_lock_init(&conn->zc_lock);
+	init_waitqueue_head(&conn->zc_wq);
+}
+
+/*
+ * Whether the WR whose payload is @src, @len octets, goes by reference:
+ * large enough, no MPA CRC (which must cover exactly what TCP sends, so
+ * those FPDUs are copied), and only pinned user pages (kernel ULPs'
+ * memory may be slab, which TCP must not take references on).
+ */
+bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
+		    u32 len)
+{
+	unsigned int min = READ_ONCE(siwx_zc_min);
+	u32 i;
+
+	if (!min || len < min || conn->mpa.crc || src->inl)
+		return false;
+	for (i = 0; i < src->n; i++)
+		if (src->el[i].mr->kind != SIWX_MR_USER)
+			return false;
+	return true;
+}
+
+/* Any context: the stack dropped a reference (or we dropped ours). */
+void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
+		      bool zerocopy_success)
+{
+	struct siwx_zc *zc = container_of(ubuf, struct siwx_zc, ubuf);
+	struct siwx_conn *conn = zc->conn;
+
+	if (!zerocopy_success)
+		WRITE_ONCE(zc->copied, true);
+	if (!refcount_dec_and_test(&ubuf->refcnt))
+		return;
+	if (llist_add(&zc->done, &conn->zc_done))
+		queue_work(siwx_tx_wq, &conn->zc_work);
+}
+
+/* TX: a zero-copy WR begins; its completion is now the siwx_zc's. */
+struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes)
+{
+	struct siwx_zc *zc = kzalloc(sizeof(*zc), GFP_KERNEL);
+
+	if (!zc)
+		return NULL;
+	siwx_compat_ubuf_init(&zc->ubuf);
+	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&zc->ubuf.refcnt, 1);	/* ours, until siwx_zc_end */
+	zc->pos = pos;
+	zc->bytes = bytes;
+	siwx_conn_get(conn);
+	zc->conn = conn;
+	atomic_inc(&siwx_zc_live);
+	atomic_inc(&conn->zc_inflight);
+	return zc;
+}
+
+/* TX: all of the WR went to TCP (@rv 0) or not; drop our reference. */
+void siwx_zc_end(struct siwx_zc *zc, int rv)
+{
+	if (rv)
+		zc->failed = true;
+	siwx_compat_ubuf_put(&zc->ubuf);
+}
+
+/* TCP takes @msg's pages by reference, for @zc's WR. */
+int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
+		    struct siwx_zc *zc)
+{
+	msg->msg_flags |= MSG_ZEROCOPY;
+	msg->msg_ubuf = &zc->ubuf;
+	return sock_sendmsg(sock, msg);
+}
+
+static void siwx_zc_finish(struct siwx_conn *conn, struct siwx_zc *zc)
+{
+	/* Counted before the completion that lets a reader look */
+	if (zc->copied)
+		siwx_copies_add(tx_zerocopy_copied, zc->bytes);
+	spin_lock_bh(&conn->zc_lock);
+	if (!conn->zc_detached && !zc->failed)
+		siwx_sq_mark_done(conn->qp, zc->pos, SIWX_WC_SUCCESS,
+				  zc->bytes);
+	spin_unlock_bh(&conn->zc_lock);
+	kfree(zc);
+	if (atomic_dec_and_test(&conn->zc_inflight))
+		wake_up(&conn->zc_wq);
+	if (atomic_dec_and_test(&siwx_zc_live))
+		wake_up(&siwx_zc_gone);
+}
+
+void siwx_zc_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      zc_work);
+	struct llist_node *list = llist_del_all(&conn->zc_done);
+	struct siwx_zc *zc, *next;
+
+	/* Each holds a reference on conn: the last put may free it */
+	llist_for_each_entry_safe(zc, next, list, done) {
+		siwx_zc_finish(conn, zc);
+		siwx_conn_put(conn);
+	}
+}
+
+/*
+ * Closing (siwx_conn_close_work, before the flush): a graceful close
+ * gives the peer @grace jiffies to acknowledge what is in flight, so
+ * that those WRs complete; then late completions only free their
+ * siwx_zc, and the flush completes the rest. Returns whether any is
+ * still in flight (the socket then closes without lingering, so that
+ * TCP lets go of the pages now, not after its retransmission timeout).
+ */
+bool siwx_zc_detach(struct siwx_conn *conn, unsigned long grace)
+{
+	if (grace)
+		wait_event_timeout(conn->zc_wq,
+				   !atomic_read(&conn->zc_inflight), grace);
+	flush_work(&conn->zc_work);
+	spin_lock_bh(&conn->zc_lock);
+	conn->zc_detached = true;
+	spin_unlock_bh(&conn->zc_lock);
+	return atomic_read(&conn->zc_inflight);
+}
+
+/* Module exit: the stack may still hold skbs of closed connections. */
+void siwx_zc_exit(void)
+{
+	wait_event(siwx_zc_gone, !atomic_read(&siwx_zc_live));
+}
