@@ -217,7 +217,7 @@ void siwx_zc_end(struct siwx_zc *zc, int rv);
 int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
 		    struct siwx_zc *zc);
 void siwx_zc_work(struct work_struct *work);
-bool siwx_zc_detach(struct siwx_conn *conn, unsigned long grace);
+void siwx_zc_detach(struct siwx_conn *conn, unsigned long grace);
 void siwx_zc_exit(void);
 
 void siwx_tx_work(struct work_struct *work);

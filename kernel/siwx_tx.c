@@ -91,6 +91,23 @@ struct siwx_tx_vec {
 	size_t len;
 };
 
+/*
+ * Push what @v holds once its bvecs are nearly used up, keeping room for
+ * the pieces an FPDU's trailer may still need.
+ */
+static int siwx_tx_push_if_full(struct siwx_conn *conn, struct siwx_tx_vec *v,
+				bool by_ref)
+{
+	int rv;
+
+	if (v->nb < SIWX_TX_BVECS - 4)
+		return 0;
+	rv = siwx_tx_push(conn, v->nb, v->len, MSG_MORE, by_ref);
+	v->nb = 0;
+	v->len = 0;
+	return rv;
+}
+
 static void siwx_tx_add_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			     struct page *page, u32 off, u32 len)
 {
@@ -264,13 +281,7 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 			 */
 			siwx_copies_add(tx_zerocopy, n);
 			siwx_tx_add_page(conn, &v, page, poff, n);
-			/* Keep room for the stage's bvecs of the trailer */
-			if (v.nb >= SIWX_TX_BVECS - 4) {
-				rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE,
-						  true);
-				v.nb = 0;
-				v.len = 0;
-			}
+			rv = siwx_tx_push_if_full(conn, &v, true);
 			continue;
 		}
 		if (inl) {
@@ -337,14 +348,9 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 		/* siwx_tx_push() has TCP copy it */
 		siwx_copies_add(tx_payload, n);
 		siwx_copies_add(tx_copied_tcp, n);
-		/* Keep room for a page-crossing trailer */
-		if (v.nb >= SIWX_TX_BVECS - 4) {
-			rv = siwx_tx_push(conn, v.nb, v.len, MSG_MORE, false);
-			if (rv)
-				return rv;
-			v.nb = 0;
-			v.len = 0;
-		}
+		rv = siwx_tx_push_if_full(conn, &v, false);
+		if (rv)
+			return rv;
 	}
 	tlen = siwx_mpa_trailer(SIWX_CRC32C_INIT, seg->ulpdu_len, false,
 				conn->tx_trailer);

@@ -162,11 +162,10 @@ void siwx_zc_work(struct work_struct *work)
  * Closing (siwx_conn_close_work, before the flush): a graceful close
  * gives the peer @grace jiffies to acknowledge what is in flight, so
  * that those WRs complete; then late completions only free their
- * siwx_zc, and the flush completes the rest. Returns whether any is
- * still in flight (the socket then closes without lingering, so that
- * TCP lets go of the pages now, not after its retransmission timeout).
+ * siwx_zc, and the flush completes the rest (siwx_conn_release_sock()
+ * then resets a socket that still holds pages).
  */
-bool siwx_zc_detach(struct siwx_conn *conn, unsigned long grace)
+void siwx_zc_detach(struct siwx_conn *conn, unsigned long grace)
 {
 	if (grace)
 		wait_event_timeout(conn->zc_wq,
@@ -175,7 +174,6 @@ bool siwx_zc_detach(struct siwx_conn *conn, unsigned long grace)
 	spin_lock_bh(&conn->zc_lock);
 	conn->zc_detached = true;
 	spin_unlock_bh(&conn->zc_lock);
-	return atomic_read(&conn->zc_inflight);
 }
 
 /* Module exit: the stack may still hold skbs of closed connections. */

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tp_common.h"
@@ -62,14 +63,25 @@ bool tp_copies_read(struct tp_copies *c)
 	return true;
 }
 
+/* A siwx module parameter's value, "" when there is none */
+static void read_param(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, (int)n, f))
+		buf[0] = '\0';
+	fclose(f);
+}
+
 static bool mpa_crc_on(void)
 {
-	FILE *f = fopen(MPA_CRC_PATH, "r");
-	int ch = f ? fgetc(f) : EOF;
+	char v[8];
 
-	if (f)
-		fclose(f);
-	return ch == 'Y' || ch == '1';
+	read_param(MPA_CRC_PATH, v, sizeof(v));
+	return v[0] == 'Y' || v[0] == '1';
 }
 
 static void expect(const char *who, const char *what, uint64_t got,
@@ -82,15 +94,10 @@ static void expect(const char *who, const char *what, uint64_t got,
 
 uint64_t tp_zc_min(void)
 {
-	FILE *f = fopen(ZC_MIN_PATH, "r");
-	unsigned long long v = 0;
+	char v[24];
 
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
+	read_param(ZC_MIN_PATH, v, sizeof(v));
+	return strtoull(v, NULL, 10);
 }
 
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
