@@ -43,9 +43,12 @@ mkdir -p "$CACHE" "$VM"
 
 # Kernel modules the guests load (build-base adds their dependencies; the
 # debug kernel builds these and no other): devices and links, the kernel
-# ULPs (NVMe-oF, NFS/RDMA, iSER with LIO), the dummy netdev of siwx-device
-# and tcp_diag, through which ss reads TCP's state (siwx-link-flap).
+# ULPs (NVMe-oF, NFS/RDMA, iSER with LIO), the dummy netdev of siwx-device,
+# tcp_diag, through which ss reads TCP's state (siwx-link-flap), and tc's
+# ingress filter that holds NFS clients' connects off while nfsd restarts
+# (lib/nfs-guest.sh, hold_connects).
 GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe sch_netem dummy tcp_diag
+	sch_ingress cls_flower act_gact
 	nvme-rdma nvmet-rdma rpcrdma nfsd nfsv3 nfsv4
 	ib_iser ib_isert sd_mod target_core_file)
 # Packages of the kernel storage scenarios' programs (lib/build-base,
