@@ -4,6 +4,7 @@ for perftest whose clock calibration fails a given number of times."""
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -29,6 +30,14 @@ fi
 """
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 now: ctest runs this beside other
+    tests, and package builds run it in their checks at the same time."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @unittest.skipUnless(BUSYBOX, "busybox is not installed")
 class Calibration(unittest.TestCase):
     def setUp(self):
@@ -44,7 +53,7 @@ class Calibration(unittest.TestCase):
         os.chmod(self.fake, 0o755)
         self.env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}",
                         CLIENT_IP="127.0.0.1", COUNTS=os.path.join(self.tmp, "runs"),
-                        BENCH_STACK=f"bstep-test-{os.getpid()}")
+                        BENCH_STACK=f"bstep-test-{os.getpid()}", BENCH_PORT=str(free_port()))
         self.addCleanup(shutil.rmtree, f"/tmp/bench-state-{self.env['BENCH_STACK']}",
                         ignore_errors=True)
 
