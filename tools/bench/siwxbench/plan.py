@@ -16,6 +16,10 @@ def apply_defaults(a):
     q = a.quick
     pick = lambda v, full, quick: v if v is not None else (quick if q else full)
     a.perf = [s for s in a.perf.split(",") if s]
+    # siwx-rsockets measures rstream alone: without rstream it has nothing
+    # to run and would only show up as a stack that failed.
+    if not a.rstream and hasattr(a, "stacks"):
+        a.stacks = [s for s in a.stacks if s != "siwx-rsockets"]
     if a.sizes:
         a.sizes = sorted({parse_size(s) for s in a.sizes.split(",")})
     elif q:

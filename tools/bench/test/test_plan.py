@@ -34,6 +34,11 @@ class Defaults(unittest.TestCase):
         self.assertEqual((a.bw_iters, a.bw_bytes, a.lat_iters), (30000, 64 << 20, 3000))
         self.assertEqual(a.perf, ["siwx", "siw"])
 
+    def test_no_rstream_drops_the_rstream_only_stack(self):
+        stacks = ["rxe", "siw", "siwx", "siwx-nocrc", "siwx-rsockets"]
+        self.assertEqual(options(rstream=False, stacks=list(stacks)).stacks, stacks[:4])
+        self.assertEqual(options(stacks=list(stacks)).stacks, stacks)
+
     def test_sizes_given(self):
         a = options(sizes="1M,8,4kb,8", lat_sizes="64K")
         self.assertEqual((a.sizes, a.lat_sizes), ([8, 4096, 1 << 20], [65536]))
