@@ -62,11 +62,11 @@ server() {
 			# Every transport closes, RDMA connections included; the
 			# clients reconnect and resend what was outstanding, once
 			# nfsd listens again (hold_connects).
-			hold_connects on
+			hold_connects
 			rpc.nfsd 0
 			sleep 2
 			nfsd_start
-			held=$(hold_connects off)
+			held=$(release_connects)
 			say "nfsd restarted; $held TCP SYNs to port 20049 held off meanwhile"
 			reply restarted ;;
 		verify)
@@ -98,27 +98,31 @@ server() {
 # connections, while its listener is still there but no thread accepts:
 # 2 such requests in each of 2 runs of CI's (2026-11-26).
 #
-# hold_connects on|off: drop TCP SYNs to the RDMA port arriving on any link
-# (on), or stop and print how many were dropped (off). The clients' TCP
-# connects retry (siwx's active side waits SIWX_MPA_TIMEOUT, 10 s, through
-# SYN retransmissions at 1, 3 and 7 s) and reach the new listener.
+# hold_connects: drop TCP SYNs to the RDMA port arriving on any link. The
+# clients' TCP connects retry (siwx's active side waits SIWX_MPA_TIMEOUT,
+# 10 s, through SYN retransmissions at 1, 3 and 7 s) and reach the new
+# listener once release_connects has run.
 hold_connects() {
+	modprobe -a sch_ingress cls_flower act_gact
+	for d in /sys/class/net/eth*; do
+		d=${d##*/}
+		/usr/sbin/tc qdisc add dev "$d" clsact
+		/usr/sbin/tc filter add dev "$d" ingress protocol ip flower \
+			ip_proto tcp dst_port 20049 tcp_flags 0x2/0x12 action drop
+	done
+}
+
+# release_connects: stop dropping; print how many SYNs were dropped.
+release_connects() {
 	held=0
 	for d in /sys/class/net/eth*; do
 		d=${d##*/}
-		if [ "$1" = on ]; then
-			modprobe -a sch_ingress cls_flower act_gact
-			/usr/sbin/tc qdisc add dev "$d" clsact
-			/usr/sbin/tc filter add dev "$d" ingress protocol ip flower \
-				ip_proto tcp dst_port 20049 tcp_flags 0x2/0x12 action drop
-		else
-			n=$(/usr/sbin/tc -s filter show dev "$d" ingress |
-				sed -n 's/.*(dropped \([0-9]*\).*/\1/p' | head -1)
-			held=$((held + ${n:-0}))
-			/usr/sbin/tc qdisc del dev "$d" clsact
-		fi
+		n=$(/usr/sbin/tc -s filter show dev "$d" ingress |
+			sed -n 's/.*(dropped \([0-9]*\).*/\1/p' | head -1)
+		held=$((held + ${n:-0}))
+		/usr/sbin/tc qdisc del dev "$d" clsact
 	done
-	[ "$1" = on ] || echo "$held"
+	echo "$held"
 }
 
 # Held off as above, no such request should remain once nfsd stopped for
