@@ -23,6 +23,7 @@
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
+#include <net/sock.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -259,6 +260,22 @@ static inline int siwx_compat_send_pages(struct socket *sock,
 #endif
 
 /*
+ * Whether Read Responses go by reference without zc_min
+ * (siwx_zc_read_resp_wanted()): measured on a NIC with scatter-gather
+ * (docs/performance.md), MSG_SPLICE_PAGES made 1 MiB Reads without CRCs
+ * 1.3x faster than copied on 6.12, and kernel_sendpage() a quarter
+ * slower on 6.1.
+ */
+static inline bool siwx_compat_splice_pays(void)
+{
+#ifdef SIWX_HAVE_KERNEL_SENDPAGE
+	return false;
+#else
+	return true;
+#endif
+}
+
+/*
  * Zero-copy sends (siwx_zc.c): the ubuf_info's completion. Since 6.10
  * ("net: extend ubuf_info callback to ops structure") it is ops->complete
  * (with an optional ops->link_skb, which siwx leaves out: an skb then
@@ -289,5 +306,35 @@ static inline void siwx_compat_ubuf_put(struct ubuf_info *ubuf)
 {
 	siwx_zc_complete(NULL, ubuf, true);
 }
+
+/*
+ * Zero-copy sends fill TCP's skbs themselves (msghdr.sg_from_iter, as
+ * io_uring's zero-copy send does), charging the send buffer the octets
+ * they add (siwx_zc_fill_skb()). The callback of 6.1 takes the socket
+ * and charges it; by 6.12 it had lost the socket, and TCP charges the
+ * skb's growth in truesize itself.
+ */
+int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
+		     size_t length);
+
+#ifdef SIWX_HAVE_SG_FROM_ITER_SKB
+static inline int siwx_compat_zc_fill(struct sk_buff *skb,
+				      struct iov_iter *from, size_t length)
+{
+	return siwx_zc_fill_skb(skb, from, length);
+}
+#else
+static inline int siwx_compat_zc_fill(struct sock *sk, struct sk_buff *skb,
+				      struct iov_iter *from, size_t length)
+{
+	unsigned int before = skb->truesize;
+	int rv = siwx_zc_fill_skb(skb, from, length);
+
+	sk_wmem_queued_add(sk, skb->truesize - before);
+	if (!skb_zcopy_pure(skb))
+		sk_mem_charge(sk, skb->truesize - before);
+	return rv;
+}
+#endif
 
 #endif /* SIWX_COMPAT_H */

@@ -65,6 +65,13 @@ int (*const siwx_probe_sendpage)(struct socket *sock, struct page *page,
 				 int flags) = kernel_sendpage;
 #endif
 
+#ifdef SIWX_PROBE_SG_FROM_ITER_SKB
+int siwx_probe_fill(struct sk_buff *skb, struct iov_iter *from, size_t length);
+const struct msghdr siwx_probe_msg = {
+	.sg_from_iter = siwx_probe_fill,
+};
+#endif
+
 #ifdef SIWX_PROBE_UBUF_INFO_OPS
 const struct ubuf_info_ops siwx_probe_ubuf_ops = {
 	.complete = NULL,

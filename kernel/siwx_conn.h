@@ -212,6 +212,8 @@ struct siwx_zc;
 void siwx_zc_conn_init(struct siwx_conn *conn);
 bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
 		    u32 len);
+bool siwx_zc_read_resp_wanted(struct siwx_conn *conn,
+			      const struct siwx_tx_src *src, u32 len);
 struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes);
 void siwx_zc_end(struct siwx_zc *zc, int rv);
 int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,

@@ -835,14 +835,12 @@ static int siwx_tx_read_resp(struct siwx_conn *conn,
 		src->n = 1;
 	}
 	/*
-	 * Without MPA CRCs a Read Response's payload goes to TCP by
-	 * reference: it owes no completion, and the page references TCP
-	 * takes keep the pages for as long as it needs them, also past the
-	 * MR's deregistration. Only user MRs: a kernel ULP's memory may be
-	 * slab, which TCP must not take references on.
+	 * By reference, a Read Response's payload: it owes no completion,
+	 * and the page references TCP takes keep the pages for as long as
+	 * it needs them, also past the MR's deregistration.
 	 */
-	conn->tx_payload_ref = mr && !conn->mpa.crc &&
-			       mr->kind == SIWX_MR_USER;
+	conn->tx_payload_ref = mr && siwx_zc_read_resp_wanted(conn, src,
+							      r->size);
 	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size);
 	conn->tx_payload_ref = false;
 	siwx_tx_src_put(src);

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Zero-copy sends. Without MPA CRCs the payload of a large Send or Write
- * goes to TCP by reference to the MR's pinned pages, in skbs that carry a
- * ubuf_info of ours (MSG_ZEROCOPY with msg_ubuf, the in-kernel form of
- * SO_ZEROCOPY that io_uring's zero-copy send uses); headers and trailers
- * come from the connection's stage pages. The verbs let the application
- * reuse a send buffer from its WR's completion on, and TCP may send those
- * pages again until the peer acknowledges them, so such a WR completes
- * only when the network stack has dropped its last reference to them:
- * when the ubuf_info's count reaches zero (TCP's acknowledged skbs freed,
- * the driver's clones sent, or copies made on loopback).
+ * Zero-copy sends. Without MPA CRCs the payload of a large Send or Write,
+ * and of a Read Response, goes to TCP by reference to the MR's pinned
+ * pages, a Send's or Write's in skbs that carry a ubuf_info of ours
+ * (MSG_ZEROCOPY with msg_ubuf, the in-kernel form of SO_ZEROCOPY that
+ * io_uring's zero-copy send uses); headers and trailers come from the
+ * connection's stage pages. A Read Response owes no completion; the verbs
+ * let the application reuse a send buffer from its WR's completion on, and
+ * TCP may send those pages again until the peer acknowledges them, so a
+ * Send or Write completes only when the network stack has dropped its last
+ * reference to them: when the ubuf_info's count reaches zero (TCP's
+ * acknowledged skbs freed, the driver's clones sent, or copies made on
+ * loopback).
  *
  * The count's last drop can come from any context, also from inside our
  * own sock_sendmsg(): the callback only queues the siwx_zc on its
@@ -33,7 +35,7 @@
 static unsigned int siwx_zc_min;
 module_param_named(zc_min, siwx_zc_min, uint, 0644);
 MODULE_PARM_DESC(zc_min,
-		 "Smallest Send or Write payload (octets) given to TCP by reference instead of copied, without MPA CRCs, the WR completing when TCP lets go of it; 0: always copy (default)");
+		 "Smallest Send or Write payload (octets) given to TCP by reference instead of copied, without MPA CRCs, the WR completing when TCP lets go of it (before Linux 6.5 also Read Responses', which go by reference on later kernels); 0: always copy (default)");
 
 static atomic_t siwx_zc_live = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(siwx_zc_gone);
@@ -57,15 +59,16 @@ void siwx_zc_conn_init(struct siwx_conn *conn)
 }
 
 /*
- * Whether the WR whose payload is @src, @len octets, goes by reference:
- * large enough, no MPA CRC (which must cover exactly what TCP sends, so
- * those FPDUs are copied), and only pinned user pages (kernel ULPs'
- * memory may be slab, which TCP must not take references on).
+ * Whether the payload of @src, @len octets, may go by reference from
+ * @min octets on (0: never): no MPA CRC (which must cover exactly what
+ * TCP sends, so those FPDUs are copied), and only pinned user pages
+ * (kernel ULPs' memory may be slab, which TCP must not take references
+ * on).
  */
-bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
-		    u32 len)
+static bool siwx_zc_ref_ok(struct siwx_conn *conn,
+			   const struct siwx_tx_src *src, u32 len,
+			   unsigned int min)
 {
-	unsigned int min = READ_ONCE(siwx_zc_min);
 	u32 i;
 
 	if (!min || len < min || conn->mpa.crc || src->inl)
@@ -74,6 +77,27 @@ bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
 		if (src->el[i].mr->kind != SIWX_MR_USER)
 			return false;
 	return true;
+}
+
+/* Whether a Send's or Write's payload goes zero-copy (zc_min) */
+bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
+		    u32 len)
+{
+	return siwx_zc_ref_ok(conn, src, len, READ_ONCE(siwx_zc_min));
+}
+
+/*
+ * Whether a Read Response's payload goes by reference: it owes no
+ * completion, so always where TCP splices pages cheaply, else from
+ * zc_min on (siwx_compat_splice_pays()).
+ */
+bool siwx_zc_read_resp_wanted(struct siwx_conn *conn,
+			      const struct siwx_tx_src *src, u32 len)
+{
+	unsigned int min = siwx_compat_splice_pays() ? 1 :
+			   READ_ONCE(siwx_zc_min);
+
+	return siwx_zc_ref_ok(conn, src, len, min);
 }
 
 /* Any context: the stack dropped a reference (or we dropped ours). */
@@ -118,12 +142,52 @@ void siwx_zc_end(struct siwx_zc *zc, int rv)
 	siwx_compat_ubuf_put(&zc->ubuf);
 }
 
+/*
+ * TCP's MSG_ZEROCOPY path adds @msg's bvecs to @skb through this: a
+ * reference on each page, and the send buffer charged the octets added.
+ * The kernel's own filler charges each piece as the whole pages it
+ * touches: an FPDU's header and trailer, a few octets of a stage page, as
+ * 4 KiB each, and its payload of 1.4 KiB as up to 8 KiB. The send buffer
+ * then held a fraction of the octets it was sized for, and zero-copy
+ * Writes ran at a quarter of copied ones (docs/performance.md).
+ */
+int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
+		     size_t length)
+{
+	int frag = skb_shinfo(skb)->nr_frags;
+
+	while (length && iov_iter_count(from)) {
+		/* siwx_tx_push()'s bvecs, each within one page */
+		const struct bio_vec *bv = from->bvec;
+		size_t skip = from->iov_offset;
+		size_t n = min_t(size_t, bv->bv_len - skip, length);
+		u32 off = bv->bv_offset + skip;
+
+		if (skb_can_coalesce(skb, frag, bv->bv_page, off)) {
+			skb_frag_size_add(&skb_shinfo(skb)->frags[frag - 1], n);
+		} else {
+			if (frag == MAX_SKB_FRAGS)
+				return -EMSGSIZE;
+			get_page(bv->bv_page);
+			skb_fill_page_desc_noacc(skb, frag++, bv->bv_page, off,
+						 n);
+		}
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		iov_iter_advance(from, n);
+		length -= n;
+	}
+	return 0;
+}
+
 /* TCP takes @msg's pages by reference, for @zc's WR. */
 int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
 		    struct siwx_zc *zc)
 {
 	msg->msg_flags |= MSG_ZEROCOPY;
 	msg->msg_ubuf = &zc->ubuf;
+	msg->sg_from_iter = siwx_compat_zc_fill;
 	return sock_sendmsg(sock, msg);
 }
 

@@ -47,7 +47,7 @@ mkdir -p "$CACHE" "$VM"
 # tcp_diag, through which ss reads TCP's state (siwx-link-flap), and tc's
 # ingress filter that holds NFS clients' connects off while nfsd restarts
 # (lib/nfs-guest.sh, hold_connects).
-GUEST_MODULES=(virtio_net virtio_pci ib_uverbs rdma_ucm rdma_rxe sch_netem dummy tcp_diag
+GUEST_MODULES=(virtio_net virtio_pci e1000 ib_uverbs rdma_ucm rdma_rxe sch_netem dummy tcp_diag
 	sch_ingress cls_flower act_gact
 	nvme-rdma nvmet-rdma rpcrdma nfsd nfsv3 nfsv4
 	ib_iser ib_isert sd_mod target_core_file)
