@@ -162,9 +162,19 @@ int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
 		size_t skip = from->iov_offset;
 		size_t n = min_t(size_t, bv->bv_len - skip, length);
 		u32 off = bv->bv_offset + skip;
+		skb_frag_t *last = frag ? &skb_shinfo(skb)->frags[frag - 1] :
+				   NULL;
 
-		if (skb_can_coalesce(skb, frag, bv->bv_page, off)) {
-			skb_frag_size_add(&skb_shinfo(skb)->frags[frag - 1], n);
+		/*
+		 * Extend the last fragment where this piece follows it in
+		 * the same page: an FPDU's trailer and the next one's header
+		 * in the stage. Not skb_can_coalesce(), which refuses every
+		 * zero-copy skb (TCP's copying path writes into the pages it
+		 * coalesces; these are only referenced).
+		 */
+		if (last && skb_frag_page(last) == bv->bv_page &&
+		    skb_frag_off(last) + skb_frag_size(last) == off) {
+			skb_frag_size_add(last, n);
 		} else {
 			if (frag == MAX_SKB_FRAGS)
 				return -EMSGSIZE;
