@@ -160,7 +160,7 @@ static int run_server(const struct opts *o)
 				.max_sge = 1, .rd_atomic = RD_ATOMIC };
 	struct tp_buf data = {}, ctl = {};
 	struct tp_conn c = {};
-	uint64_t w[3], msg, bad, zc_min;
+	uint64_t w[3], msg, bad;
 	uint8_t pdata[24];
 	int tmo = o->r.timeout_ms;
 	struct tp_copies before;
@@ -204,14 +204,12 @@ static int run_server(const struct opts *o)
 			(unsigned long long)CTRL_BAD(msg));
 	if (!tp_close_after_peer(&c, 1, tmo))
 		return 1;
-	/* Sent: the Read Responses and one control Send; received: the
-	 * Writes and two. Without CRCs the Read Responses go by reference
-	 * at least from zc_min octets on (the client's reads are as large
-	 * as ours would be); from Linux 6.5 on always */
-	zc_min = tp_zc_min();
+	/* Sent: the Read Responses (the client's reads are as large as
+	 * ours would be) and one control Send; received: the Writes and
+	 * two */
 	if (o->copies)
 		tp_copies_check(&before, data.len + 8, data.len + 16,
-				zc_min && o->chunk >= zc_min ? data.len : 0,
+				tp_read_resp_by_ref(o->chunk) ? data.len : 0,
 				"server");
 	tp_buf_free(&data);
 	tp_buf_free(&ctl);

@@ -37,7 +37,7 @@ bool tp_copies_read(struct tp_copies *c);
  * without CRCs, by TCP, or by reference from the application's memory
  * (Read Responses, and zero-copy WRs; never with CRCs; the network stack
  * may still copy a zero-copy WR after all, which counts as a copy).
- * Without CRCs at least @zc_tx of the octets sent went by reference.
+ * Without CRCs exactly @zc_tx of the octets sent went by reference.
  * Logs the figures; tp_fail() for each that does not hold.
  */
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
@@ -45,5 +45,12 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 
 /* The siwx module's zc_min: the smallest WR payload sent zero-copy. */
 uint64_t tp_zc_min(void);
+
+/*
+ * Whether siwx sends a Read Response of @len octets by reference without
+ * CRCs: always from Linux 6.5 on (MSG_SPLICE_PAGES), before from zc_min
+ * on (docs/performance.md, "Read Responses by reference, per kernel").
+ */
+bool tp_read_resp_by_ref(uint64_t len);
 
 #endif /* SIWX_TESTS_PROGS_TP_COPIES_H */
