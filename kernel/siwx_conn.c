@@ -59,6 +59,8 @@ static void siwx_conn_free(struct kref *ref)
 	/* TCP's references keep it as long as its skbs need it */
 	if (conn->tx_page)
 		put_page(conn->tx_page);
+	while (conn->tx_nretired)
+		put_page(conn->tx_retired[--conn->tx_nretired]);
 	kvfree(conn);
 	atomic_dec(&siwx_objects.conns);
 }

@@ -52,6 +52,14 @@
  */
 #define SIWX_RTR_GRACE (HZ / 10)
 #define SIWX_TX_BVECS 48
+/*
+ * The FPDUs of one message that go to TCP in one call when they come from
+ * the stage: about one GSO skb's worth, so that TCP hands the NIC few big
+ * skbs instead of one per FPDU (siwx_tx_put_fpdu_staged())
+ */
+#define SIWX_TX_BATCH (64 * 1024)
+/* Stage pages that bvecs not yet pushed still name (siwx_tx_stage_page()) */
+#define SIWX_TX_RETIRED (SIWX_TX_BATCH / PAGE_SIZE)
 /* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
 #define SIWX_TX_INLINE_WRS 16
 #define SIWX_TX_INLINE_BYTES 4096
@@ -157,6 +165,8 @@ struct siwx_conn {
 	/* With MPA CRCs FPDUs are copied here, TCP takes them from here */
 	struct page *tx_page;
 	u32 tx_page_off;		/* its octets in use */
+	struct page *tx_retired[SIWX_TX_RETIRED];
+	u32 tx_nretired;
 	struct siwx_zc *tx_zc;		/* the WR being sent zero-copy */
 	bool tx_payload_ref;		/* payload to TCP by reference */
 

@@ -86,26 +86,40 @@ static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 	return 0;
 }
 
+/* The bvecs of a batch not yet pushed, and how TCP is to take them */
 struct siwx_tx_vec {
 	u32 nb;
 	size_t len;
+	bool by_ref;
 };
+
+/*
+ * Push what @v holds, then let go of the stage pages its bvecs named:
+ * TCP holds its own references to those it took.
+ */
+static int siwx_tx_flush(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			 int flags)
+{
+	int rv = 0;
+
+	if (v->nb)
+		rv = siwx_tx_push(conn, v->nb, v->len, flags, v->by_ref);
+	v->nb = 0;
+	v->len = 0;
+	while (conn->tx_nretired)
+		put_page(conn->tx_retired[--conn->tx_nretired]);
+	return rv;
+}
 
 /*
  * Push what @v holds once its bvecs are nearly used up, keeping room for
  * the pieces an FPDU's trailer may still need.
  */
-static int siwx_tx_push_if_full(struct siwx_conn *conn, struct siwx_tx_vec *v,
-				bool by_ref)
+static int siwx_tx_push_if_full(struct siwx_conn *conn, struct siwx_tx_vec *v)
 {
-	int rv;
-
 	if (v->nb < SIWX_TX_BVECS - 4)
 		return 0;
-	rv = siwx_tx_push(conn, v->nb, v->len, MSG_MORE, by_ref);
-	v->nb = 0;
-	v->len = 0;
-	return rv;
+	return siwx_tx_flush(conn, v, MSG_MORE);
 }
 
 static void siwx_tx_add_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
@@ -172,22 +186,30 @@ static u32 siwx_tx_src_next(struct siwx_tx_src *src, u32 left,
  * connection's own, which TCP then takes by reference instead of copying
  * them again. A page is written again only once TCP has let go of it
  * (its count back to our one reference), else a new one replaces it, as
- * TCP's own page_frag does; and only between pushes, so that no bvec not
- * yet handed to TCP names a page we let go of.
+ * TCP's own page_frag does; a full page that bvecs not yet pushed name
+ * is kept until the push, so that no bvec names a page we let go of.
  */
 static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			      int flags)
 {
-	struct page *page = conn->tx_page;
+	struct page *page;
 	int rv;
 
-	if (v->nb) {
-		rv = siwx_tx_push(conn, v->nb, v->len, flags, true);
-		if (rv)
-			return rv;
-		v->nb = 0;
-		v->len = 0;
+	/*
+	 * A full page that bvecs not yet pushed name stays ours until the
+	 * push (siwx_tx_flush()), so that FPDUs can go to TCP in batches
+	 */
+	if (v->nb && conn->tx_page) {
+		if (conn->tx_nretired == SIWX_TX_RETIRED) {
+			rv = siwx_tx_flush(conn, v, flags);
+			if (rv)
+				return rv;
+		} else {
+			conn->tx_retired[conn->tx_nretired++] = conn->tx_page;
+			conn->tx_page = NULL;
+		}
 	}
+	page = conn->tx_page;
 	if (!page || page_ref_count(page) != 1) {
 		page = alloc_page(GFP_KERNEL);
 		if (!page)
@@ -243,26 +265,32 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
- * The FPDU of siwx_tx_put_fpdu() from the stage, TCP taking its pages by
- * reference. With MPA CRCs header, payload and trailer are copied into
- * the stage, the CRC computed over the copy; without, an FPDU whose
- * payload goes by reference (conn->tx_payload_ref) has only its header
- * and trailer there, and TCP takes the payload from the MR's pages.
+ * One FPDU: header, @seg->payload_len octets from @src, trailer. Header
+ * and trailer go into the stage; so does the payload with MPA CRCs, the
+ * CRC computed over the copy. Without CRCs the bvecs name the payload
+ * where it is. TCP takes it all by reference (@by_ref: with CRCs, and for
+ * a payload that goes by reference, conn->tx_payload_ref) or copies it.
+ *
+ * The FPDUs of a message gather in @v and go to TCP in batches of about
+ * SIWX_TX_BATCH octets: pushed one by one, each would leave TCP as an
+ * skb of its own whenever TCP may send at once, and cost the NIC a
+ * notification (a VM exit for a virtual one) per FPDU.
  */
-static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
-				   const struct siwx_tx_seg *seg,
-				   struct siwx_tx_src *src)
+static int siwx_tx_put_fpdu(struct siwx_conn *conn,
+			    const struct siwx_tx_seg *seg,
+			    struct siwx_tx_src *src, struct siwx_tx_vec *v)
 {
 	bool crc_on = conn->mpa.crc;
+	bool by_ref = crc_on || conn->tx_payload_ref;
 	u32 crc = SIWX_CRC32C_INIT;
 	u32 *crcp = crc_on ? &crc : NULL;
-	struct siwx_tx_vec v = {};
 	u32 left = seg->payload_len;
 	size_t tlen;
 	bool more;
 	int rv;
 
-	rv = siwx_tx_stage(conn, &v, seg->hdr, seg->hdr_len, crcp);
+	v->by_ref = by_ref;
+	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
 	while (!rv && left) {
 		struct page *page;
 		const u8 *inl;
@@ -275,22 +303,32 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 		src->off += n;
 		left -= n;
 		siwx_copies_add(tx_payload, n);
-		if (!inl && conn->tx_payload_ref) {
+		if (inl)	/* siwx_tx_src_sqe() copied it out of the SQE */
+			siwx_copies_add(tx_copied_siwx, n);
+		if (!crc_on && !inl) {
 			/* By reference; of a zero-copy WR, a copy the stack
 			 * makes after all is counted when it lets go
 			 */
-			siwx_copies_add(tx_zerocopy, n);
-			siwx_tx_add_page(conn, &v, page, poff, n);
-			rv = siwx_tx_push_if_full(conn, &v, true);
+			if (by_ref)
+				siwx_copies_add(tx_zerocopy, n);
+			else
+				siwx_copies_add(tx_copied_tcp, n);
+			siwx_tx_add_page(conn, v, page, poff, n);
+			rv = siwx_tx_push_if_full(conn, v);
+			continue;
+		}
+		if (!crc_on && !by_ref) {
+			/* tx_inline stays as it is until the push copies it */
+			siwx_copies_add(tx_copied_tcp, n);
+			siwx_tx_add_kbuf(conn, v, inl, n);
+			rv = siwx_tx_push_if_full(conn, v);
 			continue;
 		}
 		if (inl) {
-			rv = siwx_tx_stage(conn, &v, inl, n, crcp);
-			/* siwx_tx_src_sqe() copied it out of the SQE */
-			siwx_copies_add(tx_copied_siwx, n);
+			rv = siwx_tx_stage(conn, v, inl, n, crcp);
 		} else {
 			va = kmap_local_page(page);
-			rv = siwx_tx_stage(conn, &v, va + poff, n, crcp);
+			rv = siwx_tx_stage(conn, v, va + poff, n, crcp);
 			kunmap_local(va);
 		}
 		/* Copied by siwx; TCP takes the copy by reference */
@@ -303,60 +341,13 @@ static int siwx_tx_put_fpdu_staged(struct siwx_conn *conn,
 	if (rv)
 		return rv;
 	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
-	rv = siwx_tx_stage(conn, &v, conn->tx_trailer, tlen, NULL);
+	rv = siwx_tx_stage(conn, v, conn->tx_trailer, tlen, NULL);
 	if (rv)
 		return rv;
+	if (!seg->last && v->len < SIWX_TX_BATCH)
+		return 0;
 	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
-	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0, true);
-}
-
-/*
- * One FPDU: header, @seg->payload_len octets from @src, trailer. Without
- * MPA CRCs, and unless the WR goes zero-copy, TCP copies it from where it
- * is.
- */
-static int siwx_tx_put_fpdu(struct siwx_conn *conn,
-			    const struct siwx_tx_seg *seg,
-			    struct siwx_tx_src *src)
-{
-	struct siwx_tx_vec v = {};
-	u32 left = seg->payload_len;
-	size_t tlen;
-	bool more;
-	int rv;
-
-	if (conn->mpa.crc || conn->tx_payload_ref)
-		return siwx_tx_put_fpdu_staged(conn, seg, src);
-	siwx_tx_add_kbuf(conn, &v, seg->hdr, seg->hdr_len);
-	while (left) {
-		struct page *page;
-		const u8 *inl;
-		u32 poff, n;
-
-		n = siwx_tx_src_next(src, left, &inl, &page, &poff);
-		if (!n)
-			return -EFAULT;
-		if (inl) {
-			siwx_tx_add_kbuf(conn, &v, inl, n);
-			/* siwx_tx_src_sqe() copied it out of the SQE */
-			siwx_copies_add(tx_copied_siwx, n);
-		} else {
-			siwx_tx_add_page(conn, &v, page, poff, n);
-		}
-		src->off += n;
-		left -= n;
-		/* siwx_tx_push() has TCP copy it */
-		siwx_copies_add(tx_payload, n);
-		siwx_copies_add(tx_copied_tcp, n);
-		rv = siwx_tx_push_if_full(conn, &v, false);
-		if (rv)
-			return rv;
-	}
-	tlen = siwx_mpa_trailer(SIWX_CRC32C_INIT, seg->ulpdu_len, false,
-				conn->tx_trailer);
-	siwx_tx_add_kbuf(conn, &v, conn->tx_trailer, tlen);
-	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
-	return siwx_tx_push(conn, v.nb, v.len, more ? MSG_MORE : 0, false);
+	return siwx_tx_flush(conn, v, more ? MSG_MORE : 0);
 }
 
 /* One RDMAP message, cut into FPDUs of at most MULPDU. */
@@ -364,6 +355,7 @@ static int siwx_tx_message(struct siwx_conn *conn,
 			   const struct siwx_ddp_hdr *hdr, const u8 *rdmap,
 			   u32 rdmap_len, struct siwx_tx_src *src, u32 len)
 {
+	struct siwx_tx_vec batch = {};
 	struct siwx_tx_msg m;
 	int rv;
 
@@ -371,9 +363,13 @@ static int siwx_tx_message(struct siwx_conn *conn,
 	src->off = 0;
 	siwx_tx_msg_init(&m, hdr, rdmap, rdmap_len, len);
 	while (siwx_tx_next(&m, conn->mulpdu, &conn->seg)) {
-		rv = siwx_tx_put_fpdu(conn, &conn->seg, src);
-		if (rv)
+		rv = siwx_tx_put_fpdu(conn, &conn->seg, src, &batch);
+		if (rv) {
+			/* The connection ends: nothing more goes to TCP */
+			batch.nb = 0;
+			siwx_tx_flush(conn, &batch, 0);
 			return rv;
+		}
 	}
 	return 0;
 }
@@ -883,6 +879,10 @@ static int siwx_tx_responses(struct siwx_conn *conn)
 	for (;;) {
 		if (siwx_term_is_pending(conn))
 			return 0;
+		/* A long run of responses waits in TCP only once its send
+		 * buffer is full: until then let other tasks have the CPU
+		 */
+		cond_resched();
 		spin_lock_bh(&conn->rdq_lock);
 		e = siwx_rdq_head(&conn->irq);
 		if (!e || !conn->irq_ready[e - conn->irq.ent]) {
@@ -1061,6 +1061,7 @@ static void siwx_tx_run(struct siwx_conn *conn, bool in_syscall)
 	for (;;) {
 		if (READ_ONCE(conn->tx_stop))
 			return;
+		cond_resched();	/* as in siwx_tx_responses() */
 		if (in_syscall && !siwx_tx_inline_ok(conn, &budget)) {
 			siwx_tx_kick_active(qp);
 			return;
