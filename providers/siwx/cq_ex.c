@@ -216,8 +216,11 @@ struct ibv_cq_ex *siwx_create_cq_ex(struct ibv_context *ctx,
 	cq = siwx_cq_new(ctx, attr->cqe, attr->channel, attr->comp_vector);
 	if (!cq)
 		return NULL;
-	/* What ibv_create_cq() does after the provider's create_cq */
-	verbs_init_cq(&cq->vcq.cq, ctx, attr->channel, attr->cq_context);
+	/*
+	 * The library's ibv_create_cq_ex() runs verbs_init_cq() once we
+	 * return; a second run here counted the CQ twice on its completion
+	 * channel, which then could never be destroyed (EBUSY).
+	 */
 	cq->wc_flags = attr->wc_flags;
 	cq->single_threaded =
 		(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&

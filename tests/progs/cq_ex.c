@@ -237,14 +237,15 @@ static int run_server(struct ctx *x)
 	       PRIu64, x->p.n, x->p.window, x->p.seed);
 	ok = server_data(x) &&
 	     (!(x->p.flags & P_RESIZE) || server_resize(x)) && server_flush(x);
+	/* Part of the verdict: the CQs and their channel must go cleanly */
+	tp_destroy(&x->c);
+	rdma_destroy_id(listen);
 	ok = ok && !tp_failures;
 	if (ok)
 		tp_log("PASS: server: extended receive CQ verified (%" PRIu64
 		       " messages, %" PRIu64 " CQ events)", x->p.n, x->events);
 	else
 		tp_log("FAILED: server: %lu failed check(s)", tp_failures);
-	tp_destroy(&x->c);
-	rdma_destroy_id(listen);
 	return ok ? 0 : 1;
 }
 

@@ -887,14 +887,21 @@ bool tp_connect(struct tp_conn *c, struct rdma_event_channel *ec,
 
 void tp_destroy(struct tp_conn *c)
 {
+	int rv;
+
 	if (c->qp)
 		rdma_destroy_qp(c->id);
-	if (c->scq)
-		ibv_destroy_cq(c->scq);
-	if (c->rcq && c->rcq != c->scq && !c->rcq_shared)
-		ibv_destroy_cq(c->rcq);
-	if (c->rch)
-		ibv_destroy_comp_channel(c->rch);
+	rv = c->scq ? ibv_destroy_cq(c->scq) : 0;
+	if (rv)
+		tp_fail("ibv_destroy_cq (send CQ): %s", strerror(rv));
+	rv = c->rcq && c->rcq != c->scq && !c->rcq_shared ?
+		     ibv_destroy_cq(c->rcq) : 0;
+	if (rv)
+		tp_fail("ibv_destroy_cq (receive CQ): %s", strerror(rv));
+	/* EBUSY while the library still counts a CQ on the channel */
+	rv = c->rch ? ibv_destroy_comp_channel(c->rch) : 0;
+	if (rv)
+		tp_fail("ibv_destroy_comp_channel: %s", strerror(rv));
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->own_ec)
