@@ -39,7 +39,10 @@ def make_overlay(a, outdir):
 
 
 def _add_perf(ov):
-    """The host's perf with its libraries: the guest image has none."""
+    """The host's perf with its libraries and their loader: the guest
+    image has none, and a guest of another release has a C library the
+    host's libraries do not fit (run-perf starts perf through the copied
+    loader)."""
     perf = shutil.which("perf")
     if not perf:
         die("--perf needs perf on the host (Debian package linux-perf)")
@@ -49,6 +52,10 @@ def _add_perf(ov):
     ldd = subprocess.run(["ldd", perf], capture_output=True, text=True).stdout
     for lib in re.findall(r"=> (/\S+)", ldd):
         shutil.copy2(lib, pd)   # follows symlinks: the soname file
+    loader = re.search(r"^\s*(/\S*ld-linux\S*)", ldd, re.M)
+    if not loader:
+        die(f"--perf: no dynamic loader in ldd's output for {perf}")
+    shutil.copy2(loader.group(1), os.path.join(pd, "ld.so"))
     shutil.copy2(os.path.join(HERE, "run-perf"), os.path.join(ov, "perf"))
 
 
