@@ -152,7 +152,7 @@ def _intro(res, shared):
     rounds = max((res["stacks"][st]["run"].get("rounds", 1) for st in res["stacks_order"]),
                  default=1)
     if shared:
-        L += ["All stacks ran in the same boot, each on its own link (identical virtio-net "
+        L += ["All stacks ran in the same boot, each on its own link (identical "
               "links between the same two guests), taking turns measurement by measurement.", ""]
     if rounds > 1:
         L += [f"{'There were' if shared else 'Each stack was booted'} {rounds} "

@@ -72,6 +72,16 @@ def boot_steps(a, stacks, have, rnd, shared):
     return (interleave(plans) if shared else plans[0]) + perf, unsupported
 
 
+def vm_command(a, name, logdir, peers, ov, timeout, steps):
+    """tests/vm/run's command line for one boot of @steps."""
+    cmd = [os.path.join(TOP, "tests", "vm", "run"), "--distro", a.distro, "--nic", a.nic,
+           "--name", name, "--logdir", logdir, "--peer1", peers, "--peer2", peers,
+           "--overlay", ov, "--timeout", str(timeout)]
+    for _, srv, cli, _ in steps:
+        cmd += ["--server", srv, "--client", cli]
+    return cmd
+
+
 def boot(a, stacks, ov, have, outdir, rnd, shared):
     """One boot of the guest pair running @stacks (@shared: on a link
     each, logs/boot*; else one stack, logs/<stack>*); returns the
@@ -85,11 +95,7 @@ def boot(a, stacks, ov, have, outdir, rnd, shared):
                    "unsupported": unsupported}, f, indent=1)
     timeout = a.run_timeout or (120 + a.step_timeout + len(steps) * a.step_budget)
     peers = ",".join(dict.fromkeys(link_of(st) for st in stacks))
-    cmd = [os.path.join(TOP, "tests", "vm", "run"), "--name", f"bench-{name}-{rnd}",
-           "--logdir", logdir, "--peer1", peers, "--peer2", peers,
-           "--overlay", ov, "--timeout", str(timeout)]
-    for _, srv, cli, _ in steps:
-        cmd += ["--server", srv, "--client", cli]
+    cmd = vm_command(a, f"bench-{name}-{rnd}", logdir, peers, ov, timeout, steps)
     say(f"{peers}: round {rnd} of {a.rounds}: one boot, {len(steps)} steps "
         f"(limit {timeout} s); logs: {logdir}")
     env = dict(os.environ, SIWX_BUILD_DIR=a.build)
@@ -144,7 +150,7 @@ def run_meta(a, argv):
     return {"command": " ".join(shlex.quote(x) for x in ["tools/bench/bench"] + argv[1:]),
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "git": git_desc(), "machine": f"{os.cpu_count()} cores, QEMU TCG guests "
-            "(1 vCPU, 1 GiB each), virtio-net links over Unix stream sockets, "
+            f"(1 vCPU, 1 GiB each, Debian {a.distro}), {a.nic} links over Unix stream sockets, "
             + ("one boot per stack" if a.separate_boots else "one link per stack in each boot"),
             "options": {k: v for k, v in vars(a).items() if k not in ("report",)}}
 
