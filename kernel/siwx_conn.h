@@ -53,9 +53,9 @@
 #define SIWX_RTR_GRACE (HZ / 10)
 #define SIWX_TX_BVECS 48
 /*
- * The FPDUs of one message that go to TCP in one call when they come from
- * the stage: about one GSO skb's worth, so that TCP hands the NIC few big
- * skbs instead of one per FPDU (siwx_tx_put_fpdu_staged())
+ * The FPDUs of one message that go to TCP in one call: about one GSO
+ * skb's worth, so that TCP hands the NIC few big skbs instead of one per
+ * FPDU (siwx_tx_put_fpdu())
  */
 #define SIWX_TX_BATCH (64 * 1024)
 /* Stage pages that bvecs not yet pushed still name (siwx_tx_stage_page()) */

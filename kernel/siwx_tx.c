@@ -3,12 +3,14 @@
  * The TX engine: one work item per connection, the only sender on the
  * socket once the data path runs. Order: a Terminate, then the
  * responses the peer is owed (Read and Atomic Responses, in request
- * order), then the SQ. Without MPA CRCs an FPDU goes out in one
- * sock_sendmsg: header and trailer from kernel buffers, payload straight
- * from the MR's pinned pages (TCP copies it into its skbs). With them the
- * whole FPDU is first copied into pages of the connection's stage, the
- * CRC computed over that copy, and TCP takes those pages by reference
- * (siwx_tx_put_fpdu_staged): each payload octet is copied once.
+ * order), then the SQ. An FPDU's header and trailer come from the
+ * connection's stage pages. Without MPA CRCs its payload is named where
+ * it is, in the MR's pinned pages: TCP copies it, or takes it by
+ * reference (Read Responses, zero-copy WRs: siwx_zc.c). With them the
+ * payload is copied into the stage too, the CRC computed over that copy,
+ * and TCP takes the stage's pages by reference: each payload octet is
+ * copied once. The FPDUs of a message go to TCP in batches
+ * (SIWX_TX_BATCH).
  *
  * Sends block (the work item sleeps while the socket is full); closing
  * shuts the socket down, which ends any send in progress.
@@ -93,6 +95,15 @@ struct siwx_tx_vec {
 	bool by_ref;
 };
 
+/* Forget what @v holds and let go of the full stage pages it named. */
+static void siwx_tx_drop(struct siwx_conn *conn, struct siwx_tx_vec *v)
+{
+	v->nb = 0;
+	v->len = 0;
+	while (conn->tx_nretired)
+		put_page(conn->tx_retired[--conn->tx_nretired]);
+}
+
 /*
  * Push what @v holds, then let go of the stage pages its bvecs named:
  * TCP holds its own references to those it took.
@@ -104,10 +115,7 @@ static int siwx_tx_flush(struct siwx_conn *conn, struct siwx_tx_vec *v,
 
 	if (v->nb)
 		rv = siwx_tx_push(conn, v->nb, v->len, flags, v->by_ref);
-	v->nb = 0;
-	v->len = 0;
-	while (conn->tx_nretired)
-		put_page(conn->tx_retired[--conn->tx_nretired]);
+	siwx_tx_drop(conn, v);
 	return rv;
 }
 
@@ -268,8 +276,9 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
  * One FPDU: header, @seg->payload_len octets from @src, trailer. Header
  * and trailer go into the stage; so does the payload with MPA CRCs, the
  * CRC computed over the copy. Without CRCs the bvecs name the payload
- * where it is. TCP takes it all by reference (@by_ref: with CRCs, and for
- * a payload that goes by reference, conn->tx_payload_ref) or copies it.
+ * where it is. TCP takes it all by reference (@v->by_ref: with CRCs, and
+ * for a payload that goes by reference, conn->tx_payload_ref) or copies
+ * it.
  *
  * The FPDUs of a message gather in @v and go to TCP in batches of about
  * SIWX_TX_BATCH octets: pushed one by one, each would leave TCP as an
@@ -281,7 +290,6 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    struct siwx_tx_src *src, struct siwx_tx_vec *v)
 {
 	bool crc_on = conn->mpa.crc;
-	bool by_ref = crc_on || conn->tx_payload_ref;
 	u32 crc = SIWX_CRC32C_INIT;
 	u32 *crcp = crc_on ? &crc : NULL;
 	u32 left = seg->payload_len;
@@ -289,7 +297,6 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	bool more;
 	int rv;
 
-	v->by_ref = by_ref;
 	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
 	while (!rv && left) {
 		struct page *page;
@@ -309,7 +316,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			/* By reference; of a zero-copy WR, a copy the stack
 			 * makes after all is counted when it lets go
 			 */
-			if (by_ref)
+			if (v->by_ref)
 				siwx_copies_add(tx_zerocopy, n);
 			else
 				siwx_copies_add(tx_copied_tcp, n);
@@ -317,7 +324,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			rv = siwx_tx_push_if_full(conn, v);
 			continue;
 		}
-		if (!crc_on && !by_ref) {
+		if (!crc_on && !v->by_ref) {
 			/* tx_inline stays as it is until the push copies it */
 			siwx_copies_add(tx_copied_tcp, n);
 			siwx_tx_add_kbuf(conn, v, inl, n);
@@ -355,7 +362,9 @@ static int siwx_tx_message(struct siwx_conn *conn,
 			   const struct siwx_ddp_hdr *hdr, const u8 *rdmap,
 			   u32 rdmap_len, struct siwx_tx_src *src, u32 len)
 {
-	struct siwx_tx_vec batch = {};
+	struct siwx_tx_vec batch = {
+		.by_ref = conn->mpa.crc || conn->tx_payload_ref,
+	};
 	struct siwx_tx_msg m;
 	int rv;
 
@@ -366,8 +375,7 @@ static int siwx_tx_message(struct siwx_conn *conn,
 		rv = siwx_tx_put_fpdu(conn, &conn->seg, src, &batch);
 		if (rv) {
 			/* The connection ends: nothing more goes to TCP */
-			batch.nb = 0;
-			siwx_tx_flush(conn, &batch, 0);
+			siwx_tx_drop(conn, &batch);
 			return rv;
 		}
 	}
