@@ -260,22 +260,6 @@ static inline int siwx_compat_send_pages(struct socket *sock,
 #endif
 
 /*
- * Whether Read Responses go by reference without zc_min
- * (siwx_zc_read_resp_wanted()): measured on a NIC with scatter-gather
- * (docs/performance.md), MSG_SPLICE_PAGES made 1 MiB Reads without CRCs
- * 1.3x faster than copied on 6.12, and kernel_sendpage() a quarter
- * slower on 6.1.
- */
-static inline bool siwx_compat_splice_pays(void)
-{
-#ifdef SIWX_HAVE_KERNEL_SENDPAGE
-	return false;
-#else
-	return true;
-#endif
-}
-
-/*
  * Zero-copy sends (siwx_zc.c): the ubuf_info's completion. Since 6.10
  * ("net: extend ubuf_info callback to ops structure") it is ops->complete
  * (with an optional ops->link_skb, which siwx leaves out: an skb then

@@ -217,13 +217,18 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 		   const struct siwx_mpa_rr *rr);
 
 /* siwx_tx.c */
+void siwx_tx_work(struct work_struct *work);
+void siwx_tx_kick(struct siwx_conn *conn);
+void siwx_tx_rtr_grace(struct work_struct *work);
+void siwx_tx_sq_progress(struct siwx_conn *conn);
+void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
+void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
+
 /* siwx_zc.c */
 struct siwx_zc;
 void siwx_zc_conn_init(struct siwx_conn *conn);
 bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
 		    u32 len);
-bool siwx_zc_read_resp_wanted(struct siwx_conn *conn,
-			      const struct siwx_tx_src *src, u32 len);
 struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes);
 void siwx_zc_end(struct siwx_zc *zc, int rv);
 int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
@@ -231,13 +236,6 @@ int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
 void siwx_zc_work(struct work_struct *work);
 void siwx_zc_detach(struct siwx_conn *conn, unsigned long grace);
 void siwx_zc_exit(void);
-
-void siwx_tx_work(struct work_struct *work);
-void siwx_tx_kick(struct siwx_conn *conn);
-void siwx_tx_rtr_grace(struct work_struct *work);
-void siwx_tx_sq_progress(struct siwx_conn *conn);
-void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
-void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
 
 /* siwx_rx.c */
 void siwx_rx_data_ready(struct sock *sk);

@@ -6,7 +6,7 @@
  * order), then the SQ. An FPDU's header and trailer come from the
  * connection's stage pages. Without MPA CRCs its payload is named where
  * it is, in the MR's pinned pages: TCP copies it, or takes it by
- * reference (Read Responses, zero-copy WRs: siwx_zc.c). With them the
+ * reference (zero-copy sends, zc_min: siwx_zc.c). With them the
  * payload is copied into the stage too, the CRC computed over that copy,
  * and TCP takes the stage's pages by reference: each payload octet is
  * copied once. The FPDUs of a message go to TCP in batches
@@ -51,7 +51,8 @@ static bool siwx_tx_more(struct siwx_conn *conn);
 /*
  * @nb bvecs of @len octets to TCP: copied, or with @by_ref by reference:
  * the stage's pages (siwx_tx_stage_page()), and with conn->tx_payload_ref
- * the MR's pages too (a zero-copy WR, conn->tx_zc, or a Read Response).
+ * the MR's pages too (zc_min: a zero-copy WR, conn->tx_zc, or a Read
+ * Response).
  */
 static int siwx_tx_push(struct siwx_conn *conn, u32 nb, size_t len,
 			int flags, bool by_ref)
@@ -839,12 +840,14 @@ static int siwx_tx_read_resp(struct siwx_conn *conn,
 		src->n = 1;
 	}
 	/*
-	 * By reference, a Read Response's payload: it owes no completion,
-	 * and the page references TCP takes keep the pages for as long as
-	 * it needs them, also past the MR's deregistration.
+	 * Copied by TCP unless zc_min asks otherwise: an FPDU by reference
+	 * is three skb fragments (header, payload, trailer), so TCP's skbs
+	 * stay small, and 1 MiB Reads ran at half to two thirds of the
+	 * speed of copied ones (docs/performance.md). By reference, it owes
+	 * no completion, and the page references TCP takes keep the pages
+	 * for as long as it needs them, also past the MR's deregistration.
 	 */
-	conn->tx_payload_ref = mr && siwx_zc_read_resp_wanted(conn, src,
-							      r->size);
+	conn->tx_payload_ref = mr && siwx_zc_wanted(conn, src, r->size);
 	rv = siwx_tx_message(conn, &h, NULL, 0, src, r->size);
 	conn->tx_payload_ref = false;
 	siwx_tx_src_put(src);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Zero-copy sends. Without MPA CRCs the payload of a large Send or Write,
- * and of a Read Response, goes to TCP by reference to the MR's pinned
- * pages, a Send's or Write's in skbs that carry a ubuf_info of ours
+ * Zero-copy sends. Without MPA CRCs, from zc_min octets on, the payload of
+ * a Send, Write or Read Response goes to TCP by reference to the MR's
+ * pinned pages, a Send's or Write's in skbs that carry a ubuf_info of ours
  * (MSG_ZEROCOPY with msg_ubuf, the in-kernel form of SO_ZEROCOPY that
  * io_uring's zero-copy send uses); headers and trailers come from the
  * connection's stage pages. A Read Response owes no completion; the verbs
@@ -35,7 +35,7 @@
 static unsigned int siwx_zc_min;
 module_param_named(zc_min, siwx_zc_min, uint, 0644);
 MODULE_PARM_DESC(zc_min,
-		 "Smallest Send or Write payload (octets) given to TCP by reference instead of copied, without MPA CRCs, the WR completing when TCP lets go of it (before Linux 6.5 also Read Responses', which go by reference on later kernels); 0: always copy (default)");
+		 "Smallest Send, Write or Read Response payload (octets) given to TCP by reference instead of copied, without MPA CRCs, a Send or Write completing when TCP lets go of it; 0: always copy (default)");
 
 static atomic_t siwx_zc_live = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(siwx_zc_gone);
@@ -79,25 +79,15 @@ static bool siwx_zc_ref_ok(struct siwx_conn *conn,
 	return true;
 }
 
-/* Whether a Send's or Write's payload goes zero-copy (zc_min) */
+/*
+ * Whether a payload goes by reference (zc_min): a Send's or Write's, whose
+ * WR then completes when TCP lets go of its pages, or a Read Response's,
+ * which owes no completion.
+ */
 bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
 		    u32 len)
 {
 	return siwx_zc_ref_ok(conn, src, len, READ_ONCE(siwx_zc_min));
-}
-
-/*
- * Whether a Read Response's payload goes by reference: it owes no
- * completion, so always where TCP splices pages cheaply, else from
- * zc_min on (siwx_compat_splice_pays()).
- */
-bool siwx_zc_read_resp_wanted(struct siwx_conn *conn,
-			      const struct siwx_tx_src *src, u32 len)
-{
-	unsigned int min = siwx_compat_splice_pays() ? 1 :
-			   READ_ONCE(siwx_zc_min);
-
-	return siwx_zc_ref_ok(conn, src, len, min);
 }
 
 /* Any context: the stack dropped a reference (or we dropped ours). */

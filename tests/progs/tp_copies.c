@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "tp_common.h"
 #include "tp_copies.h"
@@ -104,12 +103,7 @@ uint64_t tp_zc_min(void)
 bool tp_read_resp_by_ref(uint64_t len)
 {
 	uint64_t zc_min = tp_zc_min();
-	struct utsname u;
-	unsigned int major = 0, minor = 0;
 
-	if (uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
-	    (major > 6 || (major == 6 && minor >= 5)))
-		return true;
 	return zc_min && len >= zc_min;
 }
 

@@ -48,8 +48,8 @@ uint64_t tp_zc_min(void);
 
 /*
  * Whether siwx sends a Read Response of @len octets by reference without
- * CRCs: always from Linux 6.5 on (MSG_SPLICE_PAGES), before from zc_min
- * on (docs/performance.md, "Read Responses by reference, per kernel").
+ * CRCs: from zc_min on, as Sends and Writes (docs/performance.md, "Read
+ * Responses: copied").
  */
 bool tp_read_resp_by_ref(uint64_t len);
 
