@@ -59,16 +59,18 @@ void siwx_zc_conn_init(struct siwx_conn *conn)
 }
 
 /*
- * Whether the payload of @src, @len octets, may go by reference from
- * @min octets on (0: never): no MPA CRC (which must cover exactly what
- * TCP sends, so those FPDUs are copied), and only pinned user pages
+ * Whether the payload of @src, @len octets, goes by reference: from
+ * zc_min octets on (0: never), a Send's or Write's, whose WR then
+ * completes when TCP lets go of its pages, or a Read Response's, which
+ * owes no completion. Never with MPA CRCs (which must cover exactly what
+ * TCP sends, so those FPDUs are copied), and only from pinned user pages
  * (kernel ULPs' memory may be slab, which TCP must not take references
  * on).
  */
-static bool siwx_zc_ref_ok(struct siwx_conn *conn,
-			   const struct siwx_tx_src *src, u32 len,
-			   unsigned int min)
+bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
+		    u32 len)
 {
+	unsigned int min = READ_ONCE(siwx_zc_min);
 	u32 i;
 
 	if (!min || len < min || conn->mpa.crc || src->inl)
@@ -77,17 +79,6 @@ static bool siwx_zc_ref_ok(struct siwx_conn *conn,
 		if (src->el[i].mr->kind != SIWX_MR_USER)
 			return false;
 	return true;
-}
-
-/*
- * Whether a payload goes by reference (zc_min): a Send's or Write's, whose
- * WR then completes when TCP lets go of its pages, or a Read Response's,
- * which owes no completion.
- */
-bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
-		    u32 len)
-{
-	return siwx_zc_ref_ok(conn, src, len, READ_ONCE(siwx_zc_min));
 }
 
 /* Any context: the stack dropped a reference (or we dropped ours). */

@@ -209,7 +209,7 @@ static int run_server(const struct opts *o)
 	 * two */
 	if (o->copies)
 		tp_copies_check(&before, data.len + 8, data.len + 16,
-				tp_read_resp_by_ref(o->chunk) ? data.len : 0,
+				tp_sent_by_ref(o->chunk) ? data.len : 0,
 				"server");
 	tp_buf_free(&data);
 	tp_buf_free(&ctl);
@@ -272,7 +272,7 @@ static int run_client(const struct opts *o)
 	struct tp_buf data = {}, ctl = {};
 	struct ibv_pd *pd = NULL;
 	struct tp_conn c = {};
-	uint64_t w[3] = { MAGIC, o->len, o->seed }, msg, bad, t0, zc_min;
+	uint64_t w[3] = { MAGIC, o->len, o->seed }, msg, bad, t0;
 	uint8_t pdata[24];
 	uint32_t rwin;
 	int tmo = o->r.timeout_ms;
@@ -324,11 +324,9 @@ static int run_client(const struct opts *o)
 	if (!send_ctrl(&c, &ctl, CTRL(CTRL_DONE, bad), tmo))
 		return 1;
 	tp_close(&c, tmo);
-	/* Writes of zc_min and more go zero-copy without CRCs */
-	zc_min = tp_zc_min();
 	if (o->copies)
 		tp_copies_check(&before, o->len + 16, o->len + 8,
-				zc_min && o->chunk >= zc_min ? o->len : 0,
+				tp_sent_by_ref(o->chunk) ? o->len : 0,
 				"client");
 	tp_buf_free(&data);
 	tp_buf_free(&ctl);

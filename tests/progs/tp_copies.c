@@ -100,7 +100,7 @@ uint64_t tp_zc_min(void)
 	return strtoull(v, NULL, 10);
 }
 
-bool tp_read_resp_by_ref(uint64_t len)
+bool tp_sent_by_ref(uint64_t len)
 {
 	uint64_t zc_min = tp_zc_min();
 

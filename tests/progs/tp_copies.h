@@ -47,10 +47,10 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 uint64_t tp_zc_min(void);
 
 /*
- * Whether siwx sends a Read Response of @len octets by reference without
- * CRCs: from zc_min on, as Sends and Writes (docs/performance.md, "Read
- * Responses: copied").
+ * Whether siwx sends a payload of @len octets (a Send's, Write's or Read
+ * Response's) by reference without CRCs: from zc_min on
+ * (docs/performance.md, "Read Responses: copied").
  */
-bool tp_read_resp_by_ref(uint64_t len);
+bool tp_sent_by_ref(uint64_t len);
 
 #endif /* SIWX_TESTS_PROGS_TP_COPIES_H */
