@@ -61,6 +61,7 @@ static void siwx_conn_free(struct kref *ref)
 		put_page(conn->tx_page);
 	while (conn->tx_nretired)
 		put_page(conn->tx_retired[--conn->tx_nretired]);
+	siwx_tx_pool_release(conn);
 	kvfree(conn);
 	atomic_dec(&siwx_objects.conns);
 }

@@ -60,6 +60,11 @@
 #define SIWX_TX_BATCH (64 * 1024)
 /* Stage pages that bvecs not yet pushed still name (siwx_tx_stage_page()) */
 #define SIWX_TX_RETIRED (SIWX_TX_BATCH / PAGE_SIZE)
+/*
+ * Stage pages a connection keeps at most (siwx_tx_pool.c): 4 MiB, TCP's
+ * largest send buffer by default (tcp_wmem)
+ */
+#define SIWX_TX_POOL 1024
 /* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
 #define SIWX_TX_INLINE_WRS 16
 #define SIWX_TX_INLINE_BYTES 4096
@@ -94,6 +99,13 @@ struct siwx_rx_rqe {
 	u32 lens[SIWX_MAX_SGE];
 	u64 addr[SIWX_MAX_SGE];
 	struct siwx_mr *mr[SIWX_MAX_SGE];
+};
+
+/* Stage pages given to TCP, oldest first (siwx_tx_pool.c) */
+struct siwx_tx_pool {
+	struct page *ring[SIWX_TX_POOL];
+	u32 head;
+	u32 n;
 };
 
 struct siwx_conn {
@@ -167,6 +179,7 @@ struct siwx_conn {
 	u32 tx_page_off;		/* its octets in use */
 	struct page *tx_retired[SIWX_TX_RETIRED];
 	u32 tx_nretired;
+	struct siwx_tx_pool tx_pool;
 	struct siwx_zc *tx_zc;		/* the WR being sent zero-copy */
 	bool tx_payload_ref;		/* payload to TCP by reference */
 
@@ -219,6 +232,10 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 /* siwx_tx.c */
 void siwx_tx_work(struct work_struct *work);
 void siwx_tx_kick(struct siwx_conn *conn);
+bool siwx_tx_pool_on(void);
+struct page *siwx_tx_pool_get(struct siwx_conn *conn);
+void siwx_tx_pool_put(struct siwx_conn *conn, struct page *page);
+void siwx_tx_pool_release(struct siwx_conn *conn);
 void siwx_tx_rtr_grace(struct work_struct *work);
 void siwx_tx_sq_progress(struct siwx_conn *conn);
 void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);

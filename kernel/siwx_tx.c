@@ -94,6 +94,7 @@ struct siwx_tx_vec {
 	u32 nb;
 	size_t len;
 	bool by_ref;
+	bool stage;	/* the payload too goes into the stage */
 };
 
 /* Forget what @v holds and let go of the full stage pages it named. */
@@ -102,7 +103,7 @@ static void siwx_tx_drop(struct siwx_conn *conn, struct siwx_tx_vec *v)
 	v->nb = 0;
 	v->len = 0;
 	while (conn->tx_nretired)
-		put_page(conn->tx_retired[--conn->tx_nretired]);
+		siwx_tx_pool_put(conn, conn->tx_retired[--conn->tx_nretired]);
 }
 
 /*
@@ -194,9 +195,10 @@ static u32 siwx_tx_src_next(struct siwx_tx_src *src, u32 left,
  * connection with an MPA CRC error. The copy goes into pages of the
  * connection's own, which TCP then takes by reference instead of copying
  * them again. A page is written again only once TCP has let go of it
- * (its count back to our one reference), else a new one replaces it, as
- * TCP's own page_frag does; a full page that bvecs not yet pushed name
- * is kept until the push, so that no bvec names a page we let go of.
+ * (its count back to our one reference), else the pool's oldest page
+ * replaces it if TCP let go of that one, or a new page
+ * (siwx_tx_pool.c); a full page that bvecs not yet pushed name is kept
+ * until the push, so that no bvec names a page we let go of.
  */
 static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			      int flags)
@@ -220,11 +222,11 @@ static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 	}
 	page = conn->tx_page;
 	if (!page || page_ref_count(page) != 1) {
-		page = alloc_page(GFP_KERNEL);
+		page = siwx_tx_pool_get(conn);
 		if (!page)
 			return -ENOMEM;
 		if (conn->tx_page)
-			put_page(conn->tx_page);
+			siwx_tx_pool_put(conn, conn->tx_page);
 		conn->tx_page = page;
 	}
 	conn->tx_page_off = 0;
@@ -276,10 +278,13 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 /*
  * One FPDU: header, @seg->payload_len octets from @src, trailer. Header
  * and trailer go into the stage; so does the payload with MPA CRCs, the
- * CRC computed over the copy. Without CRCs the bvecs name the payload
- * where it is. TCP takes it all by reference (@v->by_ref: with CRCs, and
- * for a payload that goes by reference, conn->tx_payload_ref) or copies
- * it.
+ * CRC computed over the copy, and without them while the stage keeps its
+ * pages for reuse (@v->stage: a copy into pages not zeroed again, where
+ * TCP's own copy would fill pages of its page_frag, new and zeroed
+ * whenever its skbs still hold the last). Else the bvecs name the
+ * payload where it is. TCP takes it all by reference (@v->by_ref: what
+ * is staged, and a payload that goes by reference, conn->tx_payload_ref)
+ * or copies it.
  *
  * The FPDUs of a message gather in @v and go to TCP in batches of about
  * SIWX_TX_BATCH octets: pushed one by one, each would leave TCP as an
@@ -291,6 +296,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    struct siwx_tx_src *src, struct siwx_tx_vec *v)
 {
 	bool crc_on = conn->mpa.crc;
+	bool stage = v->stage;
 	u32 crc = SIWX_CRC32C_INIT;
 	u32 *crcp = crc_on ? &crc : NULL;
 	u32 left = seg->payload_len;
@@ -313,7 +319,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 		siwx_copies_add(tx_payload, n);
 		if (inl)	/* siwx_tx_src_sqe() copied it out of the SQE */
 			siwx_copies_add(tx_copied_siwx, n);
-		if (!crc_on && !inl) {
+		if (!stage && !inl) {
 			/* By reference; of a zero-copy WR, a copy the stack
 			 * makes after all is counted when it lets go
 			 */
@@ -325,7 +331,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			rv = siwx_tx_push_if_full(conn, v);
 			continue;
 		}
-		if (!crc_on && !v->by_ref) {
+		if (!stage && !v->by_ref) {
 			/* tx_inline stays as it is until the push copies it */
 			siwx_copies_add(tx_copied_tcp, n);
 			siwx_tx_add_kbuf(conn, v, inl, n);
@@ -363,8 +369,11 @@ static int siwx_tx_message(struct siwx_conn *conn,
 			   const struct siwx_ddp_hdr *hdr, const u8 *rdmap,
 			   u32 rdmap_len, struct siwx_tx_src *src, u32 len)
 {
+	bool stage = conn->mpa.crc ||
+		     (!conn->tx_payload_ref && siwx_tx_pool_on());
 	struct siwx_tx_vec batch = {
-		.by_ref = conn->mpa.crc || conn->tx_payload_ref,
+		.by_ref = stage || conn->tx_payload_ref,
+		.stage = stage,
 	};
 	struct siwx_tx_msg m;
 	int rv;
