@@ -471,6 +471,8 @@ struct siwx_copies {
 	u64 rx_copied_siwx;
 	u64 rx_crc;
 	u64 rx_crc_fused;
+	u64 tx_stage_new;
+	u64 tx_stage_reused;
 };
 
 DECLARE_PER_CPU(struct siwx_copies, siwx_copies);

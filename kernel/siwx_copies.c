@@ -27,6 +27,10 @@
  *   rx_copied_siwx  octets siwx copied from TCP's buffers into memory
  *   rx_crc          payload octets the MPA CRC read on the way in
  *   rx_crc_fused    of those, octets it read in the pass that placed them
+ *   tx_stage_new    stage pages allocated (and zeroed by the kernel), in
+ *                   pages, not octets
+ *   tx_stage_reused stage pages written again from the pool once TCP let
+ *                   go of them (siwx_tx_pool.c)
  * Per-CPU counters: the data path adds without a shared cache line.
  */
 #include <linux/debugfs.h>
@@ -54,6 +58,8 @@ static const struct {
 	SIWX_COPIES_FIELD(rx_copied_siwx),
 	SIWX_COPIES_FIELD(rx_crc),
 	SIWX_COPIES_FIELD(rx_crc_fused),
+	SIWX_COPIES_FIELD(tx_stage_new),
+	SIWX_COPIES_FIELD(tx_stage_reused),
 };
 
 static int siwx_copies_show(struct seq_file *m, void *unused)

@@ -24,6 +24,7 @@
 #include <linux/sizes.h>
 #include <net/sock.h>
 
+#include "siwx.h"
 #include "siwx_conn.h"
 
 static unsigned int siwx_tx_pool_max = SIWX_TX_POOL;
@@ -72,8 +73,11 @@ struct page *siwx_tx_pool_get(struct siwx_conn *conn)
 {
 	struct siwx_tx_pool *pool = &conn->tx_pool;
 
-	if (pool->n && page_ref_count(pool->ring[pool->head]) == 1)
+	if (pool->n && page_ref_count(pool->ring[pool->head]) == 1) {
+		siwx_copies_add(tx_stage_reused, 1);
 		return siwx_tx_pool_pop(pool);
+	}
+	siwx_copies_add(tx_stage_new, 1);
 	return alloc_page(GFP_KERNEL);
 }
 

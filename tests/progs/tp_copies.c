@@ -14,6 +14,8 @@
 #define MPA_CRC_PATH "/sys/module/siwx/parameters/mpa_crc"
 #define ZC_MIN_PATH "/sys/module/siwx/parameters/zc_min"
 #define TX_POOL_PATH "/sys/module/siwx/parameters/tx_pool"
+/* A send this long reuses stage pages if the pool works at all */
+#define TP_POOL_STREAM (16ULL << 20)
 
 static const struct {
 	const char *name;
@@ -22,7 +24,7 @@ static const struct {
 #define F(n) { #n, offsetof(struct tp_copies, n) }
 	F(tx_payload), F(tx_copied_siwx), F(tx_copied_tcp), F(tx_crc),
 	F(tx_crc_fused), F(tx_zerocopy), F(tx_zerocopy_copied), F(rx_payload), F(rx_copied_siwx), F(rx_crc),
-	F(rx_crc_fused),
+	F(rx_crc_fused), F(tx_stage_new), F(tx_stage_reused),
 #undef F
 };
 
@@ -178,6 +180,17 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 	if (d.tx_zerocopy_copied > d.tx_zerocopy)
 		tp_fail("%s: %" PRIu64 " octets sent by reference copied, of %"
 			PRIu64, who, d.tx_zerocopy_copied, d.tx_zerocopy);
+	tp_log("%s: stage pages: %" PRIu64 " new, %" PRIu64 " reused", who,
+	       d.tx_stage_new, d.tx_stage_reused);
+	/*
+	 * A stream of 16 MiB staged into pages that the pool keeps must have
+	 * found some of them let go of by TCP (95% on an idle link)
+	 */
+	if (staged && tx_pool_on() && !zc_tx && tx >= TP_POOL_STREAM &&
+	    !d.tx_stage_reused)
+		tp_fail("%s: %" PRIu64 " octets sent through %" PRIu64
+			" new stage pages, none reused (tx_pool)", who, tx,
+			d.tx_stage_new);
 	if (staged && d.tx_copied_tcp)
 		tp_fail("%s: TCP copied %" PRIu64 " octets of the stage, "
 			"which it takes by reference", who, d.tx_copied_tcp);

@@ -22,6 +22,8 @@ struct tp_copies {
 	uint64_t rx_copied_siwx;
 	uint64_t rx_crc;
 	uint64_t rx_crc_fused;
+	uint64_t tx_stage_new;		/* pages, not octets */
+	uint64_t tx_stage_reused;
 };
 
 /* The counters now; false (after tp_fail()) when siwx has none here. */
@@ -33,11 +35,13 @@ bool tp_copies_read(struct tp_copies *c);
  * octet was copied once, the CRC read each octet once when MPA CRCs are on
  * (the siwx module's mpa_crc, the same on both sides) and never when off,
  * in the same pass as the octet's copy, and sending copied each octet at
- * most once: into the CRC stage, whose pages TCP takes by reference, or,
- * without CRCs, by TCP, or by reference from the application's memory
- * (Read Responses, and zero-copy WRs; never with CRCs; the network stack
- * may still copy a zero-copy WR after all, which counts as a copy).
- * Without CRCs exactly @zc_tx of the octets sent went by reference.
+ * most once: into the stage, whose pages TCP takes by reference (with
+ * CRCs, and without them while the stage keeps its pages, tx_pool), or
+ * by TCP, or by reference from the application's memory (zero-copy WRs
+ * and Read Responses, zc_min; never with CRCs; the network stack may
+ * still copy a zero-copy WR after all, which counts as a copy). Without
+ * CRCs exactly @zc_tx of the octets sent went by reference. A staged
+ * send of 16 MiB or more without zero-copy WRs reused some stage pages.
  * Logs the figures; tp_fail() for each that does not hold.
  */
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
