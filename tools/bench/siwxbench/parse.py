@@ -178,7 +178,9 @@ COPY_COUNTERS = ("tx_payload", "tx_copied_siwx", "tx_copied_tcp", "tx_crc",
                  "rx_payload", "rx_copied_siwx", "rx_crc")
 # Counted since 2026-11-26: CRC octets read in the copy's own pass, and
 # zero-copy octets the network stack copied after all (kernel/siwx_zc.c)
-OPTIONAL_COUNTERS = ("tx_crc_fused", "rx_crc_fused", "tx_zerocopy_copied")
+# Since 2026-11-27: stage pages, new and reused (kernel/siwx_tx_pool.c)
+OPTIONAL_COUNTERS = ("tx_crc_fused", "rx_crc_fused", "tx_zerocopy_copied",
+                     "tx_stage_new", "tx_stage_reused")
 
 
 def copies(*guests):
@@ -187,7 +189,9 @@ def copies(*guests):
     copies_tx and crc_tx of the guest that sent the most payload, copies_rx
     and crc_rx of the one that received the most. With the fused counters
     also passes_tx and passes_rx: trips through the payload, a copy and
-    the CRC read in the same pass counting once. {} without counters."""
+    the CRC read in the same pass counting once; with the stage's page
+    counters stage_reuse_tx, the share of the sender's stage pages that
+    were reused instead of new. {} without counters."""
     counts = []
     for f in guests:
         try:
@@ -206,6 +210,9 @@ def copies(*guests):
         out["crc_tx"] = tx["tx_crc"] / tx["tx_payload"]
         if "tx_crc_fused" in tx:
             out["passes_tx"] = out["copies_tx"] + (tx["tx_crc"] - tx["tx_crc_fused"]) / tx["tx_payload"]
+        pages = tx.get("tx_stage_new", 0) + tx.get("tx_stage_reused", 0)
+        if pages:
+            out["stage_reuse_tx"] = tx.get("tx_stage_reused", 0) / pages
     rx = max(counts, key=lambda c: c["rx_payload"], default=None)
     if rx and rx["rx_payload"] > 0:
         out["copies_rx"] = rx["rx_copied_siwx"] / rx["rx_payload"]

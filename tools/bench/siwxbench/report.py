@@ -17,7 +17,8 @@ UNITS = {"bw_gbps": "Gbit/s", "bw_MiBps": "MiB/s", "bw_peak_MiBps": "MiB/s",
          "msg_rate_mpps": "Mmsg/s", "msgs_per_s": "msg/s", "bw_MBps": "MB/s",
          "sender_gbps": "Gbit/s", "seconds": "s", "retransmits": "count",
          "copies_tx": "per octet", "crc_tx": "per octet", "copies_rx": "per octet",
-         "crc_rx": "per octet", "passes_tx": "per octet", "passes_rx": "per octet"}
+         "crc_rx": "per octet", "passes_tx": "per octet", "passes_rx": "per octet",
+         "stage_reuse_tx": "share"}
 VERDICT = {True: "met", False: "missed", None: "not measured"}
 
 
@@ -273,13 +274,16 @@ def _copies(res):
          "(whatever TCP is not given by reference, and zero-copy octets it "
          "copied after all); CRC: passes of the MPA CRC over the "
          "payload; passes: trips through the payload, where a CRC that reads "
-         "each chunk as it is copied adds none.", "",
-         "| stack | test | size | TX copies | TX CRC | TX passes | RX copies | RX CRC | RX passes |",
-         "|---|---|---|---|---|---|---|---|---|"]
+         "each chunk as it is copied adds none; stage pages reused: the "
+         "share of the sender's stage pages written again once TCP let go "
+         "of them instead of new (kernel/siwx_tx_pool.c).", "",
+         "| stack | test | size | TX copies | TX CRC | TX passes | RX copies | RX CRC | RX passes "
+         "| TX stage pages reused |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
     for m in rows:
         cells = [fmt(m.get(k), 2) if m.get(k) is not None else "-"
                  for k in ("copies_tx", "crc_tx", "passes_tx", "copies_rx", "crc_rx",
-                           "passes_rx")]
+                           "passes_rx", "stage_reuse_tx")]
         L.append(f"| {m['stack']} | {m['test']} | {size_label(m['bytes']) if m['bytes'] else '-'} | "
                  + " | ".join(cells) + " |")
     return L

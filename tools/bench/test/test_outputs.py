@@ -116,6 +116,11 @@ class Measure(unittest.TestCase):
                    siwx_tx_zerocopy_copied="2048")
         m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
         self.assertEqual(m["copies_tx"], 0.5)
+        self.assertNotIn("stage_reuse_tx", m)
+        # Stage pages: the share reused
+        cli.update(siwx_tx_stage_new="1", siwx_tx_stage_reused="3")
+        m = self.measure(lines("ib_write_bw-65536.log"), cli, srv)
+        self.assertEqual(m["stage_reuse_tx"], 0.75)
         # Without counters (another stack, or no debugfs): no such figures
         m = self.measure(lines("ib_write_bw-65536.log"), {"rc": "0"})
         self.assertNotIn("copies_tx", m)
