@@ -455,6 +455,8 @@ struct siwx_objects {
 };
 
 extern struct siwx_objects siwx_objects;
+/* siwx_tx_pool.c: the shared budget the stage's pools hold, in pages */
+long siwx_tx_pool_taken_pages(void);
 void siwx_objects_init(void);
 void siwx_objects_exit(void);
 

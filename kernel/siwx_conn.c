@@ -33,6 +33,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	INIT_WORK(&conn->tx_work, siwx_tx_work);
 	INIT_DELAYED_WORK(&conn->rtr_grace, siwx_tx_rtr_grace);
+	siwx_tx_pool_init(conn);
 	siwx_zc_conn_init(conn);
 	mutex_init(&conn->tx_mutex);
 	conn->dev = dev;
@@ -384,6 +385,7 @@ static void siwx_conn_close_work(struct work_struct *work)
 		/* and for a doorbell's run of the engine (tx_stop ends it) */
 		mutex_lock(&conn->tx_mutex);
 		mutex_unlock(&conn->tx_mutex);
+		siwx_tx_pool_stop(conn);
 		mutex_lock(&qp->state_lock);
 		qp->state = IB_QPS_ERR;
 		mutex_unlock(&qp->state_lock);

@@ -103,9 +103,12 @@ struct siwx_rx_rqe {
 
 /* Stage pages given to TCP, oldest first (siwx_tx_pool.c) */
 struct siwx_tx_pool {
-	struct page *ring[SIWX_TX_POOL];
+	struct page **ring;		/* SIWX_TX_POOL, from the first page */
 	u32 head;
 	u32 n;
+	u32 budget;			/* pages of the shared budget held */
+	unsigned long used;		/* jiffies of the last page in or out */
+	struct delayed_work idle;	/* gives it all back once idle */
 };
 
 struct siwx_conn {
@@ -235,6 +238,8 @@ void siwx_tx_kick(struct siwx_conn *conn);
 bool siwx_tx_pool_on(void);
 struct page *siwx_tx_pool_get(struct siwx_conn *conn);
 void siwx_tx_pool_put(struct siwx_conn *conn, struct page *page);
+void siwx_tx_pool_init(struct siwx_conn *conn);
+void siwx_tx_pool_stop(struct siwx_conn *conn);
 void siwx_tx_pool_release(struct siwx_conn *conn);
 void siwx_tx_rtr_grace(struct work_struct *work);
 void siwx_tx_sq_progress(struct siwx_conn *conn);

@@ -10,6 +10,9 @@
  *   conns         connections, from allocation to their last reference
  *   listeners     listening endpoints
  *   pinned_pages  user pages pinned by registered MRs
+ *   tx_pool_taken budget the stage's page pools hold, in pages
+ *                 (siwx_tx_pool.c): 0 too once every connection has
+ *                 been idle a few seconds
  * All are 0 once every application and ULP has let go of siwx.
  */
 #include <linux/debugfs.h>
@@ -27,6 +30,7 @@ static int siwx_objects_show(struct seq_file *m, void *unused)
 	seq_printf(m, "listeners %d\n", atomic_read(&siwx_objects.listeners));
 	seq_printf(m, "pinned_pages %lld\n",
 		   (long long)atomic64_read(&siwx_objects.pinned_pages));
+	seq_printf(m, "tx_pool_taken %ld\n", siwx_tx_pool_taken_pages());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(siwx_objects);

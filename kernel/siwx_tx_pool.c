@@ -18,10 +18,18 @@
  * most siwx_tx_pool_budget() pages, beyond which a page is let go as
  * before. A page the pool lets go of while TCP still holds it lives on
  * through TCP's references.
+ *
+ * The send path touches nothing shared per page: a connection takes the
+ * shared budget in chunks of SIWX_TX_POOL_CHUNK pages, and its ring of
+ * page pointers is allocated when its first page is kept. A connection
+ * idle for SIWX_TX_POOL_IDLE gives its pages, ring and budget back, so
+ * that idle connections cannot hold the budget busy ones lack.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 
 #include "siwx.h"
@@ -32,13 +40,23 @@ module_param_named(tx_pool, siwx_tx_pool_max, uint, 0644);
 MODULE_PARM_DESC(tx_pool,
 		 "stage pages a connection keeps for reuse once TCP lets go of them (0: none, every page new and zeroed; at most 1024)");
 
-/* Pages kept by all connections' pools */
-static atomic_long_t siwx_tx_pool_pages = ATOMIC_LONG_INIT(0);
+/* Budget a connection takes at a time: 256 KiB */
+#define SIWX_TX_POOL_CHUNK 64U
+/* A connection that kept or took no page for this long gives all back */
+#define SIWX_TX_POOL_IDLE (2 * HZ)
+
+/* Budget taken by all connections' pools, in pages */
+static atomic_long_t siwx_tx_pool_taken = ATOMIC_LONG_INIT(0);
 
 /* At most 1/64 of memory and 64 MiB kept in all pools together */
 static long siwx_tx_pool_budget(void)
 {
 	return min_t(long, totalram_pages() / 64, SZ_64M >> PAGE_SHIFT);
+}
+
+long siwx_tx_pool_taken_pages(void)
+{
+	return atomic_long_read(&siwx_tx_pool_taken);
 }
 
 bool siwx_tx_pool_on(void)
@@ -64,8 +82,50 @@ static struct page *siwx_tx_pool_pop(struct siwx_tx_pool *pool)
 
 	pool->head = (pool->head + 1) % SIWX_TX_POOL;
 	pool->n--;
-	atomic_long_dec(&siwx_tx_pool_pages);
 	return page;
+}
+
+/* Let go of every page, the ring and the budget */
+static void siwx_tx_pool_empty(struct siwx_tx_pool *pool)
+{
+	while (pool->n)
+		put_page(siwx_tx_pool_pop(pool));
+	kfree(pool->ring);
+	pool->ring = NULL;
+	pool->head = 0;
+	atomic_long_sub(pool->budget, &siwx_tx_pool_taken);
+	pool->budget = 0;
+}
+
+/*
+ * Room for one more page: the ring, and budget for it, taken in chunks.
+ * The idle work holds a reference on the connection while it is queued.
+ */
+static bool siwx_tx_pool_room(struct siwx_conn *conn)
+{
+	struct siwx_tx_pool *pool = &conn->tx_pool;
+
+	if (!pool->ring) {
+		pool->ring = kcalloc(SIWX_TX_POOL, sizeof(*pool->ring),
+				     GFP_KERNEL | __GFP_NOWARN);
+		if (!pool->ring)
+			return false;
+	}
+	if (pool->n < pool->budget)
+		return true;
+	if (atomic_long_add_return(SIWX_TX_POOL_CHUNK, &siwx_tx_pool_taken) >
+	    siwx_tx_pool_budget()) {
+		atomic_long_sub(SIWX_TX_POOL_CHUNK, &siwx_tx_pool_taken);
+		return false;
+	}
+	if (!pool->budget) {
+		siwx_conn_get(conn);
+		if (!queue_delayed_work(system_wq, &pool->idle,
+					SIWX_TX_POOL_IDLE))
+			siwx_conn_put(conn);
+	}
+	pool->budget += SIWX_TX_POOL_CHUNK;
+	return true;
 }
 
 /* A stage page: the oldest kept if TCP has let go of it, else a new one */
@@ -73,6 +133,7 @@ struct page *siwx_tx_pool_get(struct siwx_conn *conn)
 {
 	struct siwx_tx_pool *pool = &conn->tx_pool;
 
+	pool->used = jiffies;
 	if (pool->n && page_ref_count(pool->ring[pool->head]) == 1) {
 		siwx_copies_add(tx_stage_reused, 1);
 		return siwx_tx_pool_pop(pool);
@@ -87,13 +148,11 @@ void siwx_tx_pool_put(struct siwx_conn *conn, struct page *page)
 	struct siwx_tx_pool *pool = &conn->tx_pool;
 	u32 cap = siwx_tx_pool_cap(conn);
 
+	pool->used = jiffies;
 	/* Full: the oldest goes, which TCP holds still if it holds any */
 	while (pool->n && pool->n >= cap)
 		put_page(siwx_tx_pool_pop(pool));
-	if (!cap || atomic_long_inc_return(&siwx_tx_pool_pages) >
-		    siwx_tx_pool_budget()) {
-		if (cap)
-			atomic_long_dec(&siwx_tx_pool_pages);
+	if (!cap || !siwx_tx_pool_room(conn)) {
 		put_page(page);
 		return;
 	}
@@ -101,9 +160,49 @@ void siwx_tx_pool_put(struct siwx_conn *conn, struct page *page)
 	pool->n++;
 }
 
+/*
+ * Idle for SIWX_TX_POOL_IDLE: give everything back. The engine holding
+ * tx_mutex means it is not idle; it may sleep there on a full socket,
+ * so this work only tries the mutex.
+ */
+static void siwx_tx_pool_idle(struct work_struct *work)
+{
+	struct siwx_tx_pool *pool = container_of(to_delayed_work(work),
+						 struct siwx_tx_pool, idle);
+	struct siwx_conn *conn = container_of(pool, struct siwx_conn,
+					      tx_pool);
+	unsigned long delay = SIWX_TX_POOL_IDLE;
+
+	if (mutex_trylock(&conn->tx_mutex)) {
+		unsigned long idle_at = pool->used + SIWX_TX_POOL_IDLE;
+
+		if (time_after_eq(jiffies, idle_at))
+			siwx_tx_pool_empty(pool);
+		else
+			delay = idle_at - jiffies;
+		mutex_unlock(&conn->tx_mutex);
+	}
+	/* Still holds budget: look again (the reference stays with it) */
+	if (READ_ONCE(pool->budget) &&
+	    queue_delayed_work(system_wq, &pool->idle, delay))
+		return;
+	siwx_conn_put(conn);
+}
+
+void siwx_tx_pool_init(struct siwx_conn *conn)
+{
+	INIT_DELAYED_WORK(&conn->tx_pool.idle, siwx_tx_pool_idle);
+}
+
+/* The engine has stopped for good: no idle work from now on */
+void siwx_tx_pool_stop(struct siwx_conn *conn)
+{
+	if (cancel_delayed_work_sync(&conn->tx_pool.idle))
+		siwx_conn_put(conn);
+}
+
 /* The connection is gone: TCP's references keep what its skbs need */
 void siwx_tx_pool_release(struct siwx_conn *conn)
 {
-	while (conn->tx_pool.n)
-		put_page(siwx_tx_pool_pop(&conn->tx_pool));
+	siwx_tx_pool_empty(&conn->tx_pool);
 }

@@ -15,7 +15,8 @@
  *
  * With -K each side checks siwx's payload counters afterwards against
  * what it moved: each side sends and receives the buffer once plus the
- * control Sends (tp_copies.h).
+ * control Sends (tp_copies.h); and the client, before it disconnects,
+ * that its machine's idle connections gave their stage pages back.
  *
  *   siwx-bulk-verify -s [-K] [-p PORT] [-t SEC] [-v]
  *   siwx-bulk-verify -c HOST [-n MIB] [-m OCTETS] [-w N] [-S SEED] [-K]
@@ -323,6 +324,9 @@ static int run_client(const struct opts *o)
 	bad = check(data.addr, data.len, o->seed, 1, "client: read data");
 	if (!send_ctrl(&c, &ctl, CTRL(CTRL_DONE, bad), tmo))
 		return 1;
+	/* Both sides idle now, the connection still open */
+	if (o->copies)
+		tp_pool_idle_check("client");
 	tp_close(&c, tmo);
 	if (o->copies)
 		tp_copies_check(&before, o->len + 16, o->len + 8,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tp_common.h"
 #include "tp_copies.h"
@@ -14,6 +15,12 @@
 #define MPA_CRC_PATH "/sys/module/siwx/parameters/mpa_crc"
 #define ZC_MIN_PATH "/sys/module/siwx/parameters/zc_min"
 #define TX_POOL_PATH "/sys/module/siwx/parameters/tx_pool"
+#define OBJECTS_PATH "/sys/kernel/debug/siwx/objects"
+/*
+ * A connection gives its stage pages back after 2 s without a page in or
+ * out, seen by a check every 2 s (kernel/siwx_tx_pool.c): 4 s, and room
+ */
+#define TP_POOL_IDLE_MS 8000
 /* A send this long reuses stage pages if the pool works at all */
 #define TP_POOL_STREAM (16ULL << 20)
 
@@ -194,4 +201,50 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 	if (staged && d.tx_copied_tcp)
 		tp_fail("%s: TCP copied %" PRIu64 " octets of the stage, "
 			"which it takes by reference", who, d.tx_copied_tcp);
+}
+
+/* The stage's budget held (debugfs siwx/objects, "tx_pool_taken N") */
+static bool pool_taken(uint64_t *taken)
+{
+	FILE *f = fopen(OBJECTS_PATH, "r");
+	char name[64];
+	uint64_t v;
+	bool seen = false;
+
+	if (!f) {
+		tp_fail("%s: %s (siwx loaded, debugfs mounted?)", OBJECTS_PATH,
+			strerror(errno));
+		return false;
+	}
+	while (fscanf(f, "%63s %" SCNu64, name, &v) == 2)
+		if (!strcmp(name, "tx_pool_taken")) {
+			*taken = v;
+			seen = true;
+		}
+	fclose(f);
+	if (!seen)
+		tp_fail("%s has no tx_pool_taken", OBJECTS_PATH);
+	return seen;
+}
+
+void tp_pool_idle_check(const char *who)
+{
+	uint64_t t0 = tp_now_ms(), held, taken;
+
+	if (!pool_taken(&held))
+		return;
+	for (taken = held; taken;) {
+		if (tp_now_ms() - t0 > TP_POOL_IDLE_MS) {
+			tp_fail("%s: the stage's pools still hold %" PRIu64
+				" pages of budget after %d ms idle", who,
+				taken, TP_POOL_IDLE_MS);
+			return;
+		}
+		usleep(100 * 1000);
+		if (!pool_taken(&taken))
+			return;
+	}
+	tp_log("%s: stage page budget held when idle: %" PRIu64
+	       " pages, given back within %" PRIu64 " ms", who, held,
+	       tp_now_ms() - t0);
 }

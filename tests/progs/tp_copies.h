@@ -47,6 +47,13 @@ bool tp_copies_read(struct tp_copies *c);
 void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 		     uint64_t zc_tx, const char *who);
 
+/*
+ * Every connection of this machine's siwx idle (none sends), open or not:
+ * the stage's page pools give their budget back within a few seconds
+ * (debugfs siwx/objects, tx_pool_taken). tp_fail() when they do not.
+ */
+void tp_pool_idle_check(const char *who);
+
 /* The siwx module's zc_min: the smallest WR payload sent zero-copy. */
 uint64_t tp_zc_min(void);
 

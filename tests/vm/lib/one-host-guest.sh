@@ -241,5 +241,5 @@ objects_back() {
 		}
 		sleep 0.1
 	done
-	ok "siwx's connections, listeners and pinned pages back at 0"
+	ok "siwx's connections, listeners, pinned pages and stage page budget back at 0"
 }
