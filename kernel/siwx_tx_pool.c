@@ -94,7 +94,8 @@ static void siwx_tx_pool_empty(struct siwx_tx_pool *pool)
 	pool->ring = NULL;
 	pool->head = 0;
 	atomic_long_sub(pool->budget, &siwx_tx_pool_taken);
-	pool->budget = 0;
+	/* read by the idle work without tx_mutex */
+	WRITE_ONCE(pool->budget, 0);
 }
 
 /*
@@ -124,7 +125,7 @@ static bool siwx_tx_pool_room(struct siwx_conn *conn)
 					SIWX_TX_POOL_IDLE))
 			siwx_conn_put(conn);
 	}
-	pool->budget += SIWX_TX_POOL_CHUNK;
+	WRITE_ONCE(pool->budget, pool->budget + SIWX_TX_POOL_CHUNK);
 	return true;
 }
 
