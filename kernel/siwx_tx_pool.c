@@ -176,11 +176,13 @@ static void siwx_tx_pool_idle(struct work_struct *work)
 
 	if (mutex_trylock(&conn->tx_mutex)) {
 		unsigned long idle_at = pool->used + SIWX_TX_POOL_IDLE;
+		/* one reading, or the delay could wrap past idle_at */
+		unsigned long now = jiffies;
 
-		if (time_after_eq(jiffies, idle_at))
+		if (time_after_eq(now, idle_at))
 			siwx_tx_pool_empty(pool);
 		else
-			delay = idle_at - jiffies;
+			delay = idle_at - now;
 		mutex_unlock(&conn->tx_mutex);
 	}
 	/* Still holds budget: look again (the reference stays with it) */
