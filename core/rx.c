@@ -277,6 +277,11 @@ static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
 							  SIWX_LLP_CRC),
 				       n, ev);
 	}
+	/* RFC 5041 section 5.1: L set ends the message */
+	if (rx->seg.ddp.last)
+		rx->msg_octets = 0;
+	else if (rx->seg.payload_len < ~rx->msg_octets)	/* saturates */
+		rx->msg_octets += rx->seg.payload_len;
 	rx_next_fpdu(rx);
 	ev->type = SIWX_RX_SEGMENT_END;
 	return n;
@@ -285,6 +290,11 @@ static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
 void siwx_rx_defer_crc(struct siwx_rx *rx)
 {
 	rx->crc_deferred = true;
+}
+
+u32 siwx_rx_message_octets(const struct siwx_rx *rx)
+{
+	return rx->state == RX_DEAD ? 0 : rx->msg_octets;
 }
 
 /*

@@ -32,6 +32,7 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	INIT_LIST_HEAD(&conn->lentry);
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	INIT_WORK(&conn->tx_work, siwx_tx_work);
+	INIT_WORK(&conn->rx_work, siwx_rx_work);
 	INIT_DELAYED_WORK(&conn->rtr_grace, siwx_tx_rtr_grace);
 	siwx_tx_pool_init(conn);
 	siwx_zc_conn_init(conn);
@@ -245,6 +246,7 @@ static void siwx_conn_stop(struct siwx_conn *conn)
 		sk->sk_write_space = conn->saved_write_space;
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&conn->rx_work);
 }
 
 /* Any context: tear the connection down (once). */

@@ -136,6 +136,7 @@ struct siwx_conn {
 	struct work_struct cm_work;
 	struct work_struct close_work;
 	struct work_struct tx_work;
+	struct work_struct rx_work;
 	struct mutex tx_mutex;		/* held by whoever runs the engine */
 
 	void (*saved_data_ready)(struct sock *sk);
@@ -261,6 +262,7 @@ void siwx_zc_exit(void);
 
 /* siwx_rx.c */
 void siwx_rx_data_ready(struct sock *sk);
+void siwx_rx_work(struct work_struct *work);
 void siwx_rx_kick(struct siwx_conn *conn);
 void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
 void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The RX engine. sk_data_ready runs tcp_read_sock (socket lock held, in
- * softirq or process context); the actor walks each skb with
+ * softirq or process context), or for the rest of a long message queues
+ * rx_work, which does (rx_batch, below); the actor walks each skb with
  * skb_seq_read and feeds the chunks to the core's stream parser, then
  * acts on its events: targets are validated at SEGMENT, payload is
  * copied straight into the target pages, header-only messages act at
@@ -682,7 +683,24 @@ static int siwx_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return len;
 }
 
-void siwx_rx_data_ready(struct sock *sk)
+/*
+ * The rest of a long message is read in work-item batches (rx_batch):
+ * once SIWX_RX_BATCH_AFTER octets of a message have arrived, data_ready
+ * queues rx_work instead of reading. Each read that moves TCP's window
+ * by more than a segment sends an ACK (tcp_cleanup_rbuf()), so reading
+ * every burst as it lands costs the sender, whose CPU is often the
+ * limit, an ACK per two segments; the work item reads what gathered
+ * meanwhile at once. Messages up to that size, and the start of every
+ * message, are read in data_ready, with the softirq's latency; a long
+ * message completes once the batch with its last FPDU is read.
+ */
+#define SIWX_RX_BATCH_AFTER 8192
+
+static bool siwx_rx_batch = true;
+module_param_named(rx_batch, siwx_rx_batch, bool, 0644);
+MODULE_PARM_DESC(rx_batch, "Read long messages from a work item, in batches (default: on)");
+
+static void siwx_rx_read(struct sock *sk)
 {
 	read_descriptor_t desc = { .count = 1 };
 	struct siwx_conn *conn;
@@ -696,12 +714,43 @@ void siwx_rx_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * Runs with the socket's lock (softirq, or process context in
+ * release_sock()), so no read is in progress and conn->rx holds still.
+ */
+void siwx_rx_data_ready(struct sock *sk)
+{
+	struct siwx_conn *conn;
+	bool later;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	later = conn && READ_ONCE(siwx_rx_batch) && !conn->rx_dead &&
+		siwx_rx_message_octets(&conn->rx) >= SIWX_RX_BATCH_AFTER;
+	if (later)
+		queue_work(siwx_tx_wq, &conn->rx_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (!later)
+		siwx_rx_read(sk);
+}
+
+/* siwx_conn_stop() cancels it before the socket goes */
+void siwx_rx_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn, rx_work);
+	struct sock *sk = conn->sock->sk;
+
+	lock_sock(sk);
+	siwx_rx_read(sk);
+	release_sock(sk);
+}
+
 /* Process context: pick up what arrived before the data path started. */
 void siwx_rx_kick(struct siwx_conn *conn)
 {
 	struct sock *sk = conn->sock->sk;
 
 	lock_sock(sk);
-	siwx_rx_data_ready(sk);
+	siwx_rx_read(sk);
 	release_sock(sk);
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "wire_builder.h"
 
@@ -79,6 +81,50 @@ TEST(RxParse, MultiSegmentSendAdvancesMoThenMsn) {
     RxRecord rec = ParseStream(stream, 0);
     ASSERT_FALSE(rec.error) << rec.term;
     EXPECT_EQ(rec.segments.size(), 4u);
+}
+
+// The payload octets of the message in progress, after every prefix of the
+// stream: they count whole FPDUs of a message until its last.
+TEST(RxParse, MessageOctetsCountUntilTheLastSegment) {
+    const Bytes first = Send(1, {1, 2}, false, 0);
+    const Bytes middle = Send(1, {3, 4, 5}, false, 2);
+    const Bytes last = Send(1, {6}, true, 5);
+    const Bytes single = Send(2, {9});
+    const Bytes write = Fpdu(Cat({Tagged(false, SIWX_OP_WRITE, 5, 0x10), Bytes{7, 7, 7, 7}}));
+    const Bytes write_end = Fpdu(Cat({Tagged(true, SIWX_OP_WRITE, 5, 0x14), Bytes{8}}));
+    const Bytes stream = Cat({first, middle, last, single, write, write_end});
+    // the count once each FPDU is whole; between, it stays
+    const std::vector<std::pair<size_t, uint32_t>> ends = {
+        {first.size(), 2},  {middle.size(), 5}, {last.size(), 0},
+        {single.size(), 0}, {write.size(), 4},  {write_end.size(), 0}};
+    siwx_rx rx;
+    siwx_rx_init(&rx, true);
+    EXPECT_EQ(siwx_rx_message_octets(&rx), 0u);
+    size_t pos = 0;
+    uint32_t want = 0;
+    for (const auto& [size, after] : ends) {
+        for (size_t i = 0; i < size; ++i, ++pos) {
+            EXPECT_EQ(siwx_rx_message_octets(&rx), want) << "at " << pos;
+            siwx_rx_event ev;
+            ASSERT_EQ(siwx_rx_feed(&rx, &stream[pos], 1, &ev), 1u);
+            ASSERT_NE(ev.type, SIWX_RX_ERROR) << pos;
+        }
+        want = after;
+        EXPECT_EQ(siwx_rx_message_octets(&rx), want) << "after " << pos;
+    }
+    // a stream that failed is in no message
+    const Bytes bad = Fpdu(Cat({Ctrl(false, false, SIWX_OP_SEND, 2), Bytes(16, 0)}));
+    const Bytes dying = Cat({first, bad});
+    siwx_rx_init(&rx, true);
+    siwx_rx_event ev{};
+    for (size_t off = 0; off < dying.size() && ev.type != SIWX_RX_ERROR;) {
+        off += siwx_rx_feed(&rx, &dying[off], dying.size() - off, &ev);
+        if (off == first.size()) {
+            EXPECT_EQ(siwx_rx_message_octets(&rx), 2u);
+        }
+    }
+    EXPECT_EQ(ev.type, SIWX_RX_ERROR);
+    EXPECT_EQ(siwx_rx_message_octets(&rx), 0u);
 }
 
 TEST(RxParse, QueuesHaveIndependentMsns) {

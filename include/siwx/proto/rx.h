@@ -82,6 +82,7 @@ struct siwx_rx {
 	u32 have;		/* octets gathered in hdr[] */
 	u32 need;		/* octets hdr[] must reach */
 	u32 payload_done;
+	u32 msg_octets;		/* siwx_rx_message_octets() */
 	u8 hdr[SIWX_RX_HDR_MAX];
 	u8 trailer[3 + SIWX_MPA_CRC_LEN];
 	u32 expect_msn[SIWX_QN_COUNT];	/* next MSN of each queue */
@@ -99,6 +100,15 @@ void siwx_rx_init(struct siwx_rx *rx, bool crc_on);
  */
 size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 		    struct siwx_rx_event *ev);
+
+/*
+ * Payload octets of the message in progress that arrived in its whole
+ * FPDUs so far: 0 between messages (and on a dead stream). What arrives
+ * next completes nothing before that message's last FPDU, so a receiver
+ * may batch its reading of a long message without delaying a completion
+ * by more than the batching.
+ */
+u32 siwx_rx_message_octets(const struct siwx_rx *rx);
 
 /* From now on the caller folds PAYLOAD slices into the CRC (see above). */
 void siwx_rx_defer_crc(struct siwx_rx *rx);
