@@ -234,12 +234,19 @@ void siwx_conn_start(struct siwx_conn *conn)
 		siwx_conn_close(conn, true);
 }
 
-static void siwx_conn_stop(struct siwx_conn *conn)
+/*
+ * The socket's callbacks back to TCP's. rx_batch may have left data to
+ * rx_work: a graceful close (@drain) reads it, an abortive one drops it
+ * with whatever else is still on its way.
+ */
+static void siwx_conn_stop(struct siwx_conn *conn, bool drain)
 {
 	struct sock *sk = conn->sock->sk;
+	bool ours;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_user_data == conn) {
+	ours = sk->sk_user_data == conn;
+	if (ours) {
 		sk->sk_user_data = NULL;
 		sk->sk_data_ready = conn->saved_data_ready;
 		sk->sk_state_change = conn->saved_state_change;
@@ -247,6 +254,8 @@ static void siwx_conn_stop(struct siwx_conn *conn)
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
 	cancel_work_sync(&conn->rx_work);
+	if (ours && drain)
+		siwx_rx_drain(conn);
 }
 
 /* Any context: tear the connection down (once). */
@@ -373,7 +382,7 @@ static void siwx_conn_close_work(struct work_struct *work)
 	drain = !abortive || READ_ONCE(conn->term_sent);
 	qp = conn->qp;
 	if (conn->sock) {
-		siwx_conn_stop(conn);
+		siwx_conn_stop(conn, !abortive);
 		WRITE_ONCE(conn->tx_stop, true);
 		/* Ends any send in progress; graceful: FIN after the data */
 		kernel_sock_shutdown(conn->sock, drain ? SHUT_WR : SHUT_RDWR);

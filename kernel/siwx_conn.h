@@ -263,6 +263,7 @@ void siwx_zc_exit(void);
 /* siwx_rx.c */
 void siwx_rx_data_ready(struct sock *sk);
 void siwx_rx_work(struct work_struct *work);
+void siwx_rx_drain(struct siwx_conn *conn);
 void siwx_rx_kick(struct siwx_conn *conn);
 void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
 void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,

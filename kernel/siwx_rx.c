@@ -700,17 +700,23 @@ static bool siwx_rx_batch = true;
 module_param_named(rx_batch, siwx_rx_batch, bool, 0644);
 MODULE_PARM_DESC(rx_batch, "Read long messages from a work item, in batches (default: on)");
 
-static void siwx_rx_read(struct sock *sk)
+/* Socket lock held, softirqs off (as in data_ready) */
+static void siwx_rx_read_conn(struct sock *sk, struct siwx_conn *conn)
 {
 	read_descriptor_t desc = { .count = 1 };
+
+	desc.arg.data = conn;
+	tcp_read_sock(sk, &desc, siwx_rx_actor);
+}
+
+static void siwx_rx_read(struct sock *sk)
+{
 	struct siwx_conn *conn;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	conn = sk->sk_user_data;
-	if (conn) {
-		desc.arg.data = conn;
-		tcp_read_sock(sk, &desc, siwx_rx_actor);
-	}
+	if (conn)
+		siwx_rx_read_conn(sk, conn);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -734,7 +740,7 @@ void siwx_rx_data_ready(struct sock *sk)
 		siwx_rx_read(sk);
 }
 
-/* siwx_conn_stop() cancels it before the socket goes */
+/* siwx_conn_stop() cancels it, and reads what it left, if graceful */
 void siwx_rx_work(struct work_struct *work)
 {
 	struct siwx_conn *conn = container_of(work, struct siwx_conn, rx_work);
@@ -752,5 +758,22 @@ void siwx_rx_kick(struct siwx_conn *conn)
 
 	lock_sock(sk);
 	siwx_rx_read(sk);
+	release_sock(sk);
+}
+
+/*
+ * A graceful close, the socket's callbacks no longer ours and rx_work
+ * cancelled (siwx_conn_stop()): what data_ready left to rx_work came
+ * before the peer's FIN, and its messages are owed to the application
+ * as much as those read at once.
+ */
+void siwx_rx_drain(struct siwx_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	lock_sock(sk);
+	local_bh_disable();
+	siwx_rx_read_conn(sk, conn);
+	local_bh_enable();
 	release_sock(sk);
 }
