@@ -236,10 +236,10 @@ void siwx_conn_start(struct siwx_conn *conn)
 
 /*
  * The socket's callbacks back to TCP's. rx_batch may have left data to
- * rx_work: a graceful close (@drain) reads it, an abortive one drops it
- * with whatever else is still on its way.
+ * rx_work: a graceful close reads it, an abortive one drops it with
+ * whatever else is still on its way.
  */
-static void siwx_conn_stop(struct siwx_conn *conn, bool drain)
+static void siwx_conn_stop(struct siwx_conn *conn, bool graceful)
 {
 	struct sock *sk = conn->sock->sk;
 	bool ours;
@@ -254,7 +254,7 @@ static void siwx_conn_stop(struct siwx_conn *conn, bool drain)
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
 	cancel_work_sync(&conn->rx_work);
-	if (ours && drain)
+	if (ours && graceful)
 		siwx_rx_drain(conn);
 }
 

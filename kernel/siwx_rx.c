@@ -709,17 +709,6 @@ static void siwx_rx_read_conn(struct sock *sk, struct siwx_conn *conn)
 	tcp_read_sock(sk, &desc, siwx_rx_actor);
 }
 
-static void siwx_rx_read(struct sock *sk)
-{
-	struct siwx_conn *conn;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	conn = sk->sk_user_data;
-	if (conn)
-		siwx_rx_read_conn(sk, conn);
-	read_unlock_bh(&sk->sk_callback_lock);
-}
-
 /*
  * Runs with the socket's lock (softirq, or process context in
  * release_sock()), so no read is in progress and conn->rx holds still.
@@ -727,38 +716,39 @@ static void siwx_rx_read(struct sock *sk)
 void siwx_rx_data_ready(struct sock *sk)
 {
 	struct siwx_conn *conn;
-	bool later;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	conn = sk->sk_user_data;
-	later = conn && READ_ONCE(siwx_rx_batch) && !conn->rx_dead &&
-		siwx_rx_message_octets(&conn->rx) >= SIWX_RX_BATCH_AFTER;
-	if (later)
-		queue_work(siwx_tx_wq, &conn->rx_work);
+	if (conn) {
+		if (READ_ONCE(siwx_rx_batch) && !conn->rx_dead &&
+		    siwx_rx_message_octets(&conn->rx) >= SIWX_RX_BATCH_AFTER)
+			queue_work(siwx_tx_wq, &conn->rx_work);
+		else
+			siwx_rx_read_conn(sk, conn);
+	}
 	read_unlock_bh(&sk->sk_callback_lock);
-	if (!later)
-		siwx_rx_read(sk);
 }
 
-/* siwx_conn_stop() cancels it, and reads what it left, if graceful */
-void siwx_rx_work(struct work_struct *work)
-{
-	struct siwx_conn *conn = container_of(work, struct siwx_conn, rx_work);
-	struct sock *sk = conn->sock->sk;
-
-	lock_sock(sk);
-	siwx_rx_read(sk);
-	release_sock(sk);
-}
-
-/* Process context: pick up what arrived before the data path started. */
+/*
+ * Process context: read what TCP holds while the data path is ours; at
+ * its start (what arrived before it), and as rx_work.
+ */
 void siwx_rx_kick(struct siwx_conn *conn)
 {
 	struct sock *sk = conn->sock->sk;
 
 	lock_sock(sk);
-	siwx_rx_read(sk);
+	read_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == conn)
+		siwx_rx_read_conn(sk, conn);
+	read_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
+}
+
+/* siwx_conn_stop() cancels it, and reads what it left, if graceful */
+void siwx_rx_work(struct work_struct *work)
+{
+	siwx_rx_kick(container_of(work, struct siwx_conn, rx_work));
 }
 
 /*
