@@ -294,7 +294,14 @@ void siwx_rx_defer_crc(struct siwx_rx *rx)
 
 u32 siwx_rx_message_octets(const struct siwx_rx *rx)
 {
-	return rx->state == RX_DEAD ? 0 : rx->msg_octets;
+	u32 fpdu = 0;
+
+	if (rx->state == RX_DEAD)
+		return 0;
+	/* payload_done is the previous FPDU's until the next one's header */
+	if (rx->state == RX_PAYLOAD || rx->state == RX_TRAILER)
+		fpdu = rx->payload_done;
+	return fpdu < ~rx->msg_octets ? rx->msg_octets + fpdu : ~0u;
 }
 
 /*

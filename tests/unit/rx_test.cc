@@ -2,6 +2,7 @@
 // is cut, and every malformed input class mapped to its Terminate cause.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <utility>
 #include <vector>
@@ -84,7 +85,8 @@ TEST(RxParse, MultiSegmentSendAdvancesMoThenMsn) {
 }
 
 // The payload octets of the message in progress, after every prefix of the
-// stream: they count whole FPDUs of a message until its last.
+// stream: they count a message's FPDUs, the one in progress octet by octet
+// as its payload arrives, until the end of its last.
 TEST(RxParse, MessageOctetsCountUntilTheLastSegment) {
     const Bytes first = Send(1, {1, 2}, false, 0);
     const Bytes middle = Send(1, {3, 4, 5}, false, 2);
@@ -93,24 +95,32 @@ TEST(RxParse, MessageOctetsCountUntilTheLastSegment) {
     const Bytes write = Fpdu(Cat({Tagged(false, SIWX_OP_WRITE, 5, 0x10), Bytes{7, 7, 7, 7}}));
     const Bytes write_end = Fpdu(Cat({Tagged(true, SIWX_OP_WRITE, 5, 0x14), Bytes{8}}));
     const Bytes stream = Cat({first, middle, last, single, write, write_end});
-    // the count once each FPDU is whole; between, it stays
-    const std::vector<std::pair<size_t, uint32_t>> ends = {
-        {first.size(), 2},  {middle.size(), 5}, {last.size(), 0},
-        {single.size(), 0}, {write.size(), 4},  {write_end.size(), 0}};
+    struct Expected {
+        size_t size;
+        uint32_t payload;
+        uint32_t after;  // the count once the FPDU is whole
+    };
+    const std::vector<Expected> fpdus = {{first.size(), 2, 2}, {middle.size(), 3, 5},
+                                         {last.size(), 1, 0},  {single.size(), 1, 0},
+                                         {write.size(), 4, 4}, {write_end.size(), 1, 0}};
     siwx_rx rx;
     siwx_rx_init(&rx, true);
     EXPECT_EQ(siwx_rx_message_octets(&rx), 0u);
     size_t pos = 0;
-    uint32_t want = 0;
-    for (const auto& [size, after] : ends) {
-        for (size_t i = 0; i < size; ++i, ++pos) {
-            EXPECT_EQ(siwx_rx_message_octets(&rx), want) << "at " << pos;
+    uint32_t base = 0;
+    for (const auto& f : fpdus) {
+        // MPA length field, then the ULPDU: its headers, then the payload
+        const size_t ulpdu = (size_t(stream[pos]) << 8) | stream[pos + 1];
+        const size_t hdr = 2 + ulpdu - f.payload;
+        for (size_t i = 0; i < f.size; ++i, ++pos) {
+            const size_t got = i < hdr ? 0 : std::min<size_t>(i - hdr, f.payload);
+            EXPECT_EQ(siwx_rx_message_octets(&rx), base + got) << "at " << pos;
             siwx_rx_event ev;
             ASSERT_EQ(siwx_rx_feed(&rx, &stream[pos], 1, &ev), 1u);
             ASSERT_NE(ev.type, SIWX_RX_ERROR) << pos;
         }
-        want = after;
-        EXPECT_EQ(siwx_rx_message_octets(&rx), want) << "after " << pos;
+        base = f.after;
+        EXPECT_EQ(siwx_rx_message_octets(&rx), base) << "after " << pos;
     }
     // a stream that failed is in no message
     const Bytes bad = Fpdu(Cat({Ctrl(false, false, SIWX_OP_SEND, 2), Bytes(16, 0)}));

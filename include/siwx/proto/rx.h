@@ -102,11 +102,13 @@ size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 		    struct siwx_rx_event *ev);
 
 /*
- * Payload octets of the message in progress that arrived in its whole
- * FPDUs so far: 0 between messages (and on a dead stream). What arrives
- * next completes nothing before that message's last FPDU, so a receiver
- * may batch its reading of a long message without delaying a completion
- * by more than the batching.
+ * Payload octets of the message in progress that arrived so far, those of
+ * the FPDU in progress included: 0 between messages (and on a dead
+ * stream). What arrives next completes nothing before the end of that
+ * message's last FPDU, so a receiver may batch its reading of a long
+ * message without delaying a completion by more than the batching. The
+ * FPDU in progress counts because one FPDU may be a whole long message
+ * (FPDUs of 64 KiB on loopback's MSS, or with mpa_fpdu_segs).
  */
 u32 siwx_rx_message_octets(const struct siwx_rx *rx);
 
