@@ -475,6 +475,7 @@ struct siwx_copies {
 	u64 rx_crc_fused;
 	u64 tx_stage_new;
 	u64 tx_stage_reused;
+	u64 tx_fpdus;
 };
 
 DECLARE_PER_CPU(struct siwx_copies, siwx_copies);

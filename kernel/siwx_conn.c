@@ -141,7 +141,8 @@ int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp)
 	conn->tx_msn[SIWX_QN_READ] = 1;
 	conn->tx_msn[SIWX_QN_TERM] = 1;
 	conn->tx_msn[SIWX_QN_ATOMIC_RESP] = 1;
-	conn->mulpdu = siwx_mpa_mulpdu(tcp_sk(conn->sock->sk)->mss_cache);
+	conn->mulpdu = siwx_mpa_mulpdu_segs(tcp_sk(conn->sock->sk)->mss_cache,
+					    READ_ONCE(siwx_mpa_fpdu_segs));
 	if (conn->mulpdu < 128)
 		conn->mulpdu = 128;
 	qp->ird = conn->mpa.ird;

@@ -75,6 +75,7 @@ extern struct workqueue_struct *siwx_tx_wq;
 extern bool siwx_mpa_crc;
 extern uint siwx_mpa_rev;
 extern bool siwx_mpa_p2p;
+extern uint siwx_mpa_fpdu_segs;
 
 struct siwx_listener;
 

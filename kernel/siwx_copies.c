@@ -31,6 +31,10 @@
  *                   pages, not octets
  *   tx_stage_reused stage pages written again from the pool once TCP let
  *                   go of them (siwx_tx_pool.c)
+ *   tx_fpdus        FPDUs sent, the unit of the per-FPDU work (headers,
+ *                   CRC trailers): tx_payload / tx_fpdus is the mean
+ *                   payload of one, a segment's or less unless
+ *                   mpa_fpdu_segs lets FPDUs span several
  * Per-CPU counters: the data path adds without a shared cache line.
  */
 #include <linux/debugfs.h>
@@ -60,6 +64,7 @@ static const struct {
 	SIWX_COPIES_FIELD(rx_crc_fused),
 	SIWX_COPIES_FIELD(tx_stage_new),
 	SIWX_COPIES_FIELD(tx_stage_reused),
+	SIWX_COPIES_FIELD(tx_fpdus),
 };
 
 static int siwx_copies_show(struct seq_file *m, void *unused)

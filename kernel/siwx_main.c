@@ -29,6 +29,11 @@ module_param_named(mpa_p2p, siwx_mpa_p2p, bool, 0644);
 MODULE_PARM_DESC(mpa_p2p,
 		 "Ask for peer-to-peer mode (RFC 6581 RTR) when connecting");
 
+uint siwx_mpa_fpdu_segs = 1;
+module_param_named(mpa_fpdu_segs, siwx_mpa_fpdu_segs, uint, 0644);
+MODULE_PARM_DESC(mpa_fpdu_segs,
+		 "TCP segments an FPDU may span: 1 (RFC 5044) or more (fewer, larger FPDUs)");
+
 static LIST_HEAD(siwx_devs);
 /* Protects siwx_devs; taken under rtnl (netdev events), never around it */
 static DEFINE_MUTEX(siwx_devs_lock);

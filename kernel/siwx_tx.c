@@ -304,6 +304,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	bool more;
 	int rv;
 
+	siwx_copies_add(tx_fpdus, 1);
 	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
 	while (!rv && left) {
 		struct page *page;

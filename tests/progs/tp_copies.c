@@ -15,6 +15,7 @@
 #define MPA_CRC_PATH "/sys/module/siwx/parameters/mpa_crc"
 #define ZC_MIN_PATH "/sys/module/siwx/parameters/zc_min"
 #define TX_POOL_PATH "/sys/module/siwx/parameters/tx_pool"
+#define FPDU_SEGS_PATH "/sys/module/siwx/parameters/mpa_fpdu_segs"
 #define OBJECTS_PATH "/sys/kernel/debug/siwx/objects"
 /*
  * A connection gives its stage pages back after 2 s without a page in or
@@ -31,7 +32,7 @@ static const struct {
 #define F(n) { #n, offsetof(struct tp_copies, n) }
 	F(tx_payload), F(tx_copied_siwx), F(tx_copied_tcp), F(tx_crc),
 	F(tx_crc_fused), F(tx_zerocopy), F(tx_zerocopy_copied), F(rx_payload), F(rx_copied_siwx), F(rx_crc),
-	F(rx_crc_fused), F(tx_stage_new), F(tx_stage_reused),
+	F(rx_crc_fused), F(tx_stage_new), F(tx_stage_reused), F(tx_fpdus),
 #undef F
 };
 
@@ -137,6 +138,7 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 	bool staged = crc || tx_pool_on();
 	uint64_t tx_copies;
 	unsigned int i;
+	char segs[24];
 
 	if (!tp_copies_read(&a))
 		return;
@@ -189,6 +191,12 @@ void tp_copies_check(const struct tp_copies *before, uint64_t tx, uint64_t rx,
 			PRIu64, who, d.tx_zerocopy_copied, d.tx_zerocopy);
 	tp_log("%s: stage pages: %" PRIu64 " new, %" PRIu64 " reused", who,
 	       d.tx_stage_new, d.tx_stage_reused);
+	read_param(FPDU_SEGS_PATH, segs, sizeof(segs));
+	segs[strcspn(segs, "\n")] = '\0';
+	/* Scenarios judge the size against the link's MSS (siwx-lossy-link) */
+	tp_log("%s: FPDUs sent: %" PRIu64 ", %" PRIu64 " payload octets "
+	       "each (mpa_fpdu_segs %s)", who, d.tx_fpdus,
+	       d.tx_fpdus ? d.tx_payload / d.tx_fpdus : 0, segs);
 	/*
 	 * A stream of 16 MiB staged into pages that the pool keeps must have
 	 * found some of them let go of by TCP (95% on an idle link)

@@ -24,6 +24,7 @@ struct tp_copies {
 	uint64_t rx_crc_fused;
 	uint64_t tx_stage_new;		/* pages, not octets */
 	uint64_t tx_stage_reused;
+	uint64_t tx_fpdus;
 };
 
 /* The counters now; false (after tp_fail()) when siwx has none here. */

@@ -2,6 +2,7 @@
 // arithmetic (RFC 5044 section 4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "wire_builder.h"
@@ -166,6 +167,29 @@ TEST(MpaFpdu, MulpduFitsEffectiveMss) {
     EXPECT_EQ(siwx_mpa_mulpdu(1460), 1454u);
     EXPECT_EQ(siwx_mpa_mulpdu(3), 0u);
     EXPECT_EQ(siwx_mpa_mulpdu(100000), 65535u);
+}
+
+TEST(MpaFpdu, MulpduSpanningSegmentsEndsOnASegmentBoundary) {
+    for (uint32_t emss = 536; emss < 9000; emss += 13) {
+        EXPECT_EQ(siwx_mpa_mulpdu_segs(emss, 0), siwx_mpa_mulpdu(emss));
+        EXPECT_EQ(siwx_mpa_mulpdu_segs(emss, 1), siwx_mpa_mulpdu(emss));
+        for (uint32_t segs = 2; segs <= 64; ++segs) {
+            uint32_t m = siwx_mpa_mulpdu_segs(emss, segs);
+            // The largest whole number of segments (up to segs) that one
+            // FPDU can fill, and no more than they hold.
+            uint32_t k = std::min(segs, siwx_mpa_fpdu_len(65535) / emss);
+            EXPECT_LE(m, 65535u);
+            EXPECT_LE(siwx_mpa_fpdu_len(m), k * emss) << emss << " " << segs;
+            if (m < 65535) {  // else the length field is the limit
+                EXPECT_GT(siwx_mpa_fpdu_len(m + 1), k * emss) << emss << " " << segs;
+            }
+        }
+    }
+    // A 1500-octet Ethernet link: 45 segments of 1448 octets at most.
+    EXPECT_EQ(siwx_mpa_mulpdu_segs(1448, 45), 45u * 1448 - 6);
+    EXPECT_EQ(siwx_mpa_mulpdu_segs(1448, 1000), 45u * 1448 - 6);
+    // Loopback's MSS leaves room for one segment only.
+    EXPECT_EQ(siwx_mpa_mulpdu_segs(65483, 45), siwx_mpa_mulpdu(65483));
 }
 
 TEST(MpaFpdu, TrailerWithAndWithoutCrc) {

@@ -106,6 +106,25 @@ static inline u32 siwx_mpa_mulpdu(u32 emss)
 }
 
 /*
+ * Largest ULPDU whose FPDU fills at most @segs segments of @emss octets,
+ * so that FPDU and segment boundaries still meet every @segs segments
+ * (fewer if @segs of them would exceed the largest FPDU). 0 and 1 give
+ * siwx_mpa_mulpdu(). RFC 5044 sizes FPDUs to one segment for receivers
+ * that place each segment on its own; one that cannot rely on that
+ * (TCP may resegment a stream anywhere) accepts FPDUs of any length.
+ */
+static inline u32 siwx_mpa_mulpdu_segs(u32 emss, u32 segs)
+{
+	u32 fpdu_max = siwx_mpa_fpdu_len(SIWX_MPA_MAX_ULPDU);
+
+	if (emss && segs > fpdu_max / emss)
+		segs = fpdu_max / emss;
+	if (segs < 1)
+		segs = 1;
+	return siwx_mpa_mulpdu(emss * segs);
+}
+
+/*
  * Append PAD and the CRC field to an FPDU whose length field and ULPDU
  * have been fed into the CRC register @crc. Writes pad + 4 octets to @out
  * and returns that count.
