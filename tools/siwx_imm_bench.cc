@@ -6,7 +6,7 @@
 // Send and Read only).
 //
 //   server: siwx-imm-bench -s [-p PORT]
-//   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate|bw]
+//   client: siwx-imm-bench -c ADDR [-p PORT] [-m lat|rate|bw|clat]
 //                          [-o imm|write-send|write] [-b BYTES] [-n ITERS]
 //                          [-w WINDOW] [-e] [-t SECONDS]
 //
@@ -18,6 +18,11 @@
 //       have completed, then a Send that the server answers: the clock
 //       stops when every byte is in the server's memory, not when the
 //       last Write left (a sender's completion says only that).
+// clat: (op write) completion latency: the client posts one RDMA Write at
+//       a time and times each from its post to its completion (median,
+//       mean, p99, in us): how soon the application may reuse its buffer.
+//       A copied Write completes once TCP has taken its octets, a
+//       zero-copy one (siwx's zc_min) only once TCP let go of its pages.
 // -e:   both sides wait for completions asleep (a completion channel), as
 //       iperf3 waits in send(), instead of busy-polling the CQ.
 // -t:   a run in which no completion (or, once connecting, no connection
@@ -270,6 +275,17 @@ double Micros(std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
 }
 
+struct Percentiles {
+    double median, mean, p99;
+};
+
+Percentiles Summarize(std::vector<double>& us) {
+    std::sort(us.begin(), us.end());
+    double sum = 0;
+    for (double u : us) sum += u;
+    return {us[us.size() / 2], sum / double(us.size()), us[us.size() * 99 / 100]};
+}
+
 void RunLatency(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
     std::vector<double> rtt;
     rtt.reserve(o.iters);
@@ -287,15 +303,11 @@ void RunLatency(Endpoint& ep, const PeerInfo& peer, const Options& o, bool clien
         }
     }
     if (!client) return;
-    std::sort(rtt.begin(), rtt.end());
-    double mean = 0;
-    for (double r : rtt) mean += r;
-    mean /= double(rtt.size());
-    double median = rtt[rtt.size() / 2] / 2, p99 = rtt[rtt.size() * 99 / 100] / 2;
+    Percentiles p = Summarize(rtt);  // of round trips: half is one way
     std::printf("%s %u B: one-way latency median %.2f us, mean %.2f us, p99 %.2f us (%u iters)\n",
-                o.op.c_str(), o.bytes, median, mean / 2, p99, o.iters);
-    std::printf("result,lat,%s,%u,%u,%.3f,%.3f,%.3f\n", o.op.c_str(), o.bytes, o.iters, median,
-                mean / 2, p99);
+                o.op.c_str(), o.bytes, p.median / 2, p.mean / 2, p.p99 / 2, o.iters);
+    std::printf("result,lat,%s,%u,%u,%.3f,%.3f,%.3f\n", o.op.c_str(), o.bytes, o.iters,
+                p.median / 2, p.mean / 2, p.p99 / 2);
 }
 
 void RunRate(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
@@ -321,17 +333,40 @@ void RunRate(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) 
     std::printf("result,rate,%s,%u,%u,%.1f,%.3f,0\n", o.op.c_str(), o.bytes, o.iters, rate, mbps);
 }
 
-void RunBandwidth(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
-    if (!client) {
-        // The client's last Send: every Write is placed. No completion
-        // comes here before it, however long the Writes take; should the
-        // client stall, its own limit ends it, and its QP's end flushes
-        // this receive.
-        ep.set_stall_seconds(0);
-        ep.WaitRecv();
-        ep.PostCredit();
-        return;
+// The server of bw and clat answers the client's last Send: every Write
+// is placed.
+void ServeWrites(Endpoint& ep) {
+    // No completion comes here before it, however long the Writes take;
+    // should the client stall, its own limit ends it, and its QP's end
+    // flushes this receive.
+    ep.set_stall_seconds(0);
+    ep.WaitRecv();
+    ep.PostCredit();
+}
+
+void RunCompletionLatency(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
+    if (!client) return ServeWrites(ep);
+    std::vector<double> us;
+    us.reserve(o.iters);
+    for (uint32_t i = 0; i < o.iters; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        ep.Post(o.op, peer, o.bytes, i, true);
+        ep.DrainSends(1);
+        us.push_back(Micros(std::chrono::steady_clock::now() - t0));
     }
+    ep.PostCredit();
+    ep.WaitRecv();
+    Percentiles p = Summarize(us);
+    std::printf(
+        "%s %u B: completion latency median %.2f us, mean %.2f us, p99 %.2f us (%u iters, %s)\n",
+        o.op.c_str(), o.bytes, p.median, p.mean, p.p99, o.iters,
+        o.events ? "completion events" : "polling");
+    std::printf("result,clat,%s,%u,%u,%.3f,%.3f,%.3f\n", o.op.c_str(), o.bytes, o.iters, p.median,
+                p.mean, p.p99);
+}
+
+void RunBandwidth(Endpoint& ep, const PeerInfo& peer, const Options& o, bool client) {
+    if (!client) return ServeWrites(ep);
     auto t0 = std::chrono::steady_clock::now();
     uint32_t posted = 0;
     for (; posted < std::min(o.window, o.iters); ++posted)
@@ -386,16 +421,16 @@ Options Parse(int argc, char** argv) {
                 o.stall_s = int(std::strtol(optarg, nullptr, 0));
                 break;
             default:
-                Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate|bw] "
+                Die("usage: -s | -c ADDR [-p PORT] [-m lat|rate|bw|clat] "
                     "[-o imm|write-send|write] [-b BYTES] [-n ITERS] [-w WINDOW] [-e] "
                     "[-t SECONDS]");
         }
     }
     if (o.server == !o.addr.empty()) Die("give exactly one of -s and -c ADDR");
-    bool bw = o.mode == "bw";
-    if ((o.mode != "lat" && o.mode != "rate" && !bw) ||
-        (bw ? o.op != "write" : o.op != "imm" && o.op != "write-send"))
-        Die("mode lat or rate with op imm or write-send, or mode bw with op write");
+    bool writes = o.mode == "bw" || o.mode == "clat";
+    if ((o.mode != "lat" && o.mode != "rate" && !writes) ||
+        (writes ? o.op != "write" : o.op != "imm" && o.op != "write-send"))
+        Die("mode lat or rate with op imm or write-send, or mode bw or clat with op write");
     if (o.window == 0 || o.window > 1024 || o.iters == 0) Die("window 1..1024, iters >= 1");
     if (o.stall_s < 0 || o.stall_s > 86400) Die("-t: 0 (no limit) to 86400 seconds");
     return o;
@@ -405,7 +440,7 @@ Options Parse(int argc, char** argv) {
 // client says what to run, the server answers with its buffer.
 constexpr uint64_t kMagic = 0x7369777869626e63;  // "siwxibnc"
 constexpr size_t kHelloWords = 5, kReplyWords = 3;
-const char* const kModes[] = {"lat", "rate", "bw"};
+const char* const kModes[] = {"lat", "rate", "bw", "clat"};
 
 template <size_t N>
 uint32_t IndexOf(const char* const (&names)[N], const std::string& name) {
@@ -486,8 +521,10 @@ int main(int argc, char** argv) {
         RunLatency(*ep, peer, o, !o.server);
     else if (o.mode == "rate")
         RunRate(*ep, peer, o, !o.server);
-    else
+    else if (o.mode == "bw")
         RunBandwidth(*ep, peer, o, !o.server);
+    else
+        RunCompletionLatency(*ep, peer, o, !o.server);
     ep.reset();
     if (listen) rdma_destroy_id(listen);
     rdma_destroy_event_channel(ec);
