@@ -43,7 +43,7 @@ MACHINE_NOTE = ("2 cores, TCG, no KVM: absolute numbers mean little, "
 SHARED = "boot"   # the log directory name of a boot with every stack
 # Figures that a boot's measurement carries besides its numbers.
 NOT_FIGURES = ("stack", "test", "kind", "bytes", "step", "status", "note", "rounds", "shared",
-               "boot", "mpa_crc")
+               "boot", "mpa_crc", "repeats")
 
 
 def link_of(stack):

@@ -11,7 +11,7 @@ import re
 from . import nfs, rstream
 from .common import MPA_CRC, PERFTEST_MB, TCP_KINDS
 from .layout import read_log, read_plan, stack_dirs
-from .stats import merge_rounds
+from .stats import merge_repeats, merge_rounds
 
 NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 
@@ -285,6 +285,7 @@ def parse_round(outdir, logdir, stack):
                     profiles[f"{name}-{role}"] = blocks[st["id"]][0]
             continue
         meas.append(measure(stack, st, os.path.basename(logdir), cli, srv))
+    meas = merge_repeats(meas)
     for u in plan.get("unsupported", []):
         meas.append({"stack": stack, "test": u["test"], "kind": u["kind"],
                      "bytes": u["bytes"], "status": "unsupported",

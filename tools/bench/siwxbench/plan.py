@@ -57,7 +57,7 @@ def make_plan(a, stack, have, profile, shared=False, tcp=True, rnd=1):
     stack's link and device ($DEV_<kind>, ...) and its id names it.
     @have: which optional programs the overlay has (run.make_overlay).
     @rnd: the round (boot); write-with-imm and Write + Send, which are
-    compared with each other, take turns going first."""
+    compared with each other, take turns going first (_imm)."""
     steps, unsupported = [], []
     bs = "/overlay/bstep"
     t = a.step_timeout
@@ -143,25 +143,38 @@ def _atomics(a, stack, add, unsupported):
         add(f"{test}-8", f"ib_{test} {args}", f"ib_{test} {args} $SERVER_IP", meta)
 
 
+# The id suffix of a measurement's second run in the same boot
+REPEAT = "-again"
+
+
 def _imm(a, stack, have, rnd, add, unsupported):
-    """Write-with-imm against Write + Send, latency and then rate; which
-    of the two goes first alternates from round to round."""
+    """Write-with-imm against Write + Send, latency and then rate. Each
+    pair runs twice in a boot, in the order A B B A (which of the two is A
+    alternates from round to round), so that neither gains from going
+    first or last while the boot's speed drifts; the parser averages a
+    measurement's two runs (stats.merge_repeats)."""
     if not a.imm:
         return
     pairs = [[("lat", op, 8, a.imm_lat_iters) for op in ("imm", "write-send")],
              [("rate", op, 8, a.imm_rate_iters) for op in ("imm", "write-send")]]
-    for mode, op, size, n in (x for p in pairs for x in (p if rnd % 2 else p[::-1])):
-        test = f"{'imm' if op == 'imm' else 'write_send'}_{mode}"
-        meta = {"test": test, "kind": "imm_" + mode, "bytes": size}
-        if not have["imm"]:
-            unsupported.append(dict(meta, stack=stack, reason=NO_IMM_BENCH))
-            continue
-        if op == "imm" and "imm" in UNSUPPORTED.get(stack, ()):
-            unsupported.append(dict(meta, stack=stack))
-            continue
-        w = f" -w {a.imm_window}" if mode == "rate" else ""
-        add(f"{test}-{size}", f"{IMM_BENCH} -s",
-            f"{IMM_BENCH} -c $SERVER_IP -m {mode} -o {op} -b {size} -n {n}{w}", meta)
+    for p in pairs:
+        first = p if rnd % 2 else p[::-1]
+        for (mode, op, size, n), again in zip(first + first[::-1], (False, False, True, True)):
+            test = f"{'imm' if op == 'imm' else 'write_send'}_{mode}"
+            meta = {"test": test, "kind": "imm_" + mode, "bytes": size}
+            if not have["imm"]:
+                why = {"reason": NO_IMM_BENCH}
+            elif op == "imm" and "imm" in UNSUPPORTED.get(stack, ()):
+                why = {}
+            else:
+                why = None
+            if why is not None:
+                if not again:
+                    unsupported.append(dict(meta, stack=stack, **why))
+                continue
+            w = f" -w {a.imm_window}" if mode == "rate" else ""
+            add(f"{test}-{size}{REPEAT if again else ''}", f"{IMM_BENCH} -s",
+                f"{IMM_BENCH} -c $SERVER_IP -m {mode} -o {op} -b {size} -n {n}{w}", meta)
 
 
 def _rstream(a, stack, have, add, unsupported):

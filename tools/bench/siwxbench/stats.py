@@ -1,11 +1,31 @@
-"""The statistics over parsed measurements: a stack's boots merged into
-medians (with every boot's value kept), each measurement's primary
-figure, the ratios between stacks (also within each boot) and to raw TCP,
-and the benchmark issue's targets."""
+"""The statistics over parsed measurements: a measurement's runs in one
+boot averaged, a stack's boots merged into medians (with every boot's
+value kept), each measurement's primary figure, the ratios between
+stacks (also within each boot) and to raw TCP, and the benchmark issue's
+targets."""
 
 import statistics
 
 from .common import KIB, MIB, NOT_FIGURES, OPS, RATIOS, TCP_KINDS, VARIANT_TESTS, size_label
+
+
+def merge_repeats(meas):
+    """A boot's measurements with each one that ran more than once (the
+    A B B A pairs of plan._imm) as one: each figure the mean over its
+    runs that succeeded, m["repeats"] how many those were."""
+    groups = {}
+    for m in meas:
+        groups.setdefault((m["test"], m["bytes"], m["kind"]), []).append(m)
+    out = []
+    for ms in groups.values():
+        if len(ms) == 1:
+            out.append(ms[0])
+            continue
+        m, vals = _combine(ms, lambda v: sum(v) / len(v), "mean", "runs in this boot")
+        if vals:
+            m["repeats"] = len(next(iter(vals.values())))
+        out.append(m)
+    return out
 
 
 def merge_rounds(parts):
@@ -29,25 +49,34 @@ def merge_rounds(parts):
 
 
 def _median_of(ms):
-    """One measurement's boots @ms as one: the first boot's when none
-    succeeded, else each figure's median over the boots that did."""
+    """One measurement's boots @ms as one: each figure's median over the
+    boots that succeeded."""
+    m, vals = _combine(ms, statistics.median, "median", "boots")
+    if vals:
+        m["boots"] = [x["boot"] for x in ms if x["status"] == "ok"]  # whose values
+        m["rounds"] = vals                                           # these are, in order
+    return m
+
+
+def _combine(ms, how, how_name, what):
+    """Runs @ms of one measurement as one: the first as it is when none
+    succeeded, else each figure combined by @how over those that did; and
+    the values combined, by figure ({} for none)."""
     ok = [m for m in ms if m["status"] == "ok"]
     if not ok:
-        return ms[0]
+        return ms[0], {}
     m = dict(ok[0])
-    m["boots"] = [x["boot"] for x in ok]   # whose values m["rounds"] lists, in order
-    m["rounds"] = {}
+    vals = {}
     for k, v in ok[0].items():
         # bool is an int to Python, but a flag is no figure
         if k in NOT_FIGURES or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        vals = [x[k] for x in ok if isinstance(x.get(k), (int, float))]
-        m[k] = statistics.median(vals)
-        m["rounds"][k] = vals
+        vals[k] = [x[k] for x in ok if isinstance(x.get(k), (int, float))]
+        m[k] = how(vals[k])
     if len(ok) < len(ms):
-        m["note"] = f"median of {len(ok)} of {len(ms)} boots (the others: " + \
+        m["note"] = f"{how_name} of {len(ok)} of {len(ms)} {what} (the others: " + \
             "; ".join(x.get("note", x["status"]) for x in ms if x["status"] != "ok") + ")"
-    return m
+    return m, vals
 
 
 def primary(m):

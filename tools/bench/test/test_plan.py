@@ -83,14 +83,27 @@ class Steps(unittest.TestCase):
                           ("imm_rate", None)])
         self.assertIn("write_send_lat-8", [s[0] for s in steps])
 
-    def test_imm_order_alternates(self):
+    def test_imm_pairs_run_abba(self):
+        # Each pair twice, A B B A, A alternating from round to round
         def order(rnd):
             steps, _ = plan.make_plan(options(rstream=False), "siwx", HAVE, False, rnd=rnd)
             return [s[0] for s in steps if "imm" in s[0] or "write_send" in s[0]]
-        self.assertEqual(order(1), ["imm_lat-8", "write_send_lat-8", "imm_rate-8",
-                                    "write_send_rate-8"])
-        self.assertEqual(order(2), ["write_send_lat-8", "imm_lat-8", "write_send_rate-8",
-                                    "imm_rate-8"])
+        self.assertEqual(order(1), ["imm_lat-8", "write_send_lat-8", "write_send_lat-8-again",
+                                    "imm_lat-8-again", "imm_rate-8", "write_send_rate-8",
+                                    "write_send_rate-8-again", "imm_rate-8-again"])
+        self.assertEqual(order(2), ["write_send_lat-8", "imm_lat-8", "imm_lat-8-again",
+                                    "write_send_lat-8-again", "write_send_rate-8", "imm_rate-8",
+                                    "imm_rate-8-again", "write_send_rate-8-again"])
+
+    def test_imm_abba_across_stacks(self):
+        # In a shared boot every stack runs A, then every stack B, B, A
+        a = options(rstream=False)
+        plans = [plan.make_plan(a, st, HAVE, False, shared=True)[0] for st in ("siwx", "rxe")]
+        ids = [s[0] for s in plan.interleave(plans) if "imm_lat" in s[0] or "write_send_lat" in s[0]]
+        self.assertEqual(ids, ["siwx.imm_lat-8", "rxe.imm_lat-8", "siwx.write_send_lat-8",
+                               "rxe.write_send_lat-8", "siwx.write_send_lat-8-again",
+                               "rxe.write_send_lat-8-again", "siwx.imm_lat-8-again",
+                               "rxe.imm_lat-8-again"])
 
     def test_without_imm_bench_or_patched_library(self):
         have = {"imm": False, "rsockets": False, "rsockets_why": "not built"}

@@ -75,6 +75,45 @@ class MergeRounds(unittest.TestCase):
         self.assertEqual(merged["run"]["reason"], "round 1: skipped: a; round 2: skipped: b")
 
 
+class MergeRepeats(unittest.TestCase):
+    def test_runs_in_one_boot_averaged(self):
+        meas = [m("siwx", "imm_lat", "imm_lat", 8, lat_typical_us=10.0, iters=3000),
+                m("siwx", "write_send_lat", "imm_lat", 8, lat_typical_us=12.0),
+                m("siwx", "write_send_lat", "imm_lat", 8, lat_typical_us=16.0),
+                m("siwx", "imm_lat", "imm_lat", 8, lat_typical_us=14.0, iters=3000)]
+        imm, ws = stats.merge_repeats(meas)
+        self.assertEqual((imm["test"], imm["lat_typical_us"], imm["iters"]),
+                         ("imm_lat", 12.0, 3000))
+        self.assertEqual((ws["test"], ws["lat_typical_us"]), ("write_send_lat", 14.0))
+        self.assertEqual(imm["repeats"], 2)
+        self.assertNotIn("rounds", imm)     # per-boot values are merge_rounds'
+
+    def test_a_failed_run_is_left_out_and_noted(self):
+        meas = [m("siwx", "imm_rate", "imm_rate", 8, msg_rate_mpps=0.5),
+                m("siwx", "imm_rate", "imm_rate", 8, status="failed", note="client rc=1")]
+        [r] = stats.merge_repeats(meas)
+        self.assertEqual((r["status"], r["msg_rate_mpps"], r["repeats"]), ("ok", 0.5, 1))
+        self.assertEqual(r["note"], "mean of 1 of 2 runs in this boot (the others: client rc=1)")
+
+    def test_single_runs_untouched(self):
+        one = m("siwx", "write_lat", "lat", 8, lat_typical_us=3.0)
+        failed = [m("siw", "imm_lat", "imm_lat", 8, status="failed", note="a"),
+                  m("siw", "imm_lat", "imm_lat", 8, status="failed", note="b")]
+        out = stats.merge_repeats([one] + failed)
+        self.assertIs(out[0], one)
+        self.assertIs(out[1], failed[0])    # none succeeded: the first, as it is
+        self.assertEqual(len(out), 2)
+
+    def test_boots_of_averaged_runs_merge_by_median(self):
+        parts = [part(stats.merge_repeats(
+            [m("siwx", "imm_lat", "imm_lat", 8, b, lat_typical_us=v) for v in vals]))
+            for b, vals in (("boot", (10.0, 20.0)), ("boot-round2", (30.0, 50.0)),
+                            ("boot-round3", (12.0, 14.0)))]
+        [r] = stats.merge_rounds(parts)["measurements"]
+        self.assertEqual(r["rounds"]["lat_typical_us"], [15.0, 40.0, 13.0])
+        self.assertEqual(r["lat_typical_us"], 15.0)
+
+
 def boot_pair(test, kind, nbytes, metric, siwx, ref, ref_stack="siw"):
     """@test measured in two shared boots on siwx and @ref_stack, merged."""
     out = []
