@@ -21,9 +21,10 @@ def merge_repeats(meas):
         if len(ms) == 1:
             out.append(ms[0])
             continue
-        m, vals = _combine(ms, lambda v: sum(v) / len(v), "mean", "runs in this boot")
-        if vals:
-            m["repeats"] = len(next(iter(vals.values())))
+        m, _ = _combine(ms, lambda v: sum(v) / len(v), "mean", "runs in this boot")
+        ok = sum(x["status"] == "ok" for x in ms)
+        if ok:
+            m["repeats"] = ok
         out.append(m)
     return out
 
