@@ -1,0 +1,125 @@
+// The cost plugin's decisions at translation: which bytes are the marker,
+// which are REP string instructions, which kernel addresses are the tick
+// or the idle loop.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+#include "address_classes.h"
+#include "x86_insn.h"
+
+namespace siwx_cost {
+namespace {
+
+bool Rep(std::vector<uint8_t> b) { return IsRepString(b.data(), b.size()); }
+
+TEST(Mark, RoundTrips) {
+    for (unsigned id : {0u, 1u, 255u, 256u, 4242u, 65535u}) {
+        uint8_t b[kMarkSize];
+        EncodeMark(static_cast<uint16_t>(id), b);
+        auto got = DecodeMark(b, sizeof(b));
+        ASSERT_TRUE(got.has_value());
+        EXPECT_EQ(*got, id);
+    }
+}
+
+TEST(Mark, IsTheNopWithOurDisplacement) {
+    uint8_t b[kMarkSize];
+    EncodeMark(0x1234, b);
+    const uint8_t want[] = {0x0f, 0x1f, 0x84, 0x00, 0x34, 0x12, 0x57, 0x51};
+    EXPECT_EQ(std::vector<uint8_t>(b, b + kMarkSize), std::vector<uint8_t>(want, want + 8));
+}
+
+TEST(Mark, CompilersPaddingIsNoMark) {
+    const uint8_t pad[] = {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00};
+    EXPECT_FALSE(DecodeMark(pad, sizeof(pad)).has_value());
+    const uint8_t pad16[] = {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00};
+    EXPECT_FALSE(DecodeMark(pad16, sizeof(pad16)).has_value());
+    uint8_t b[kMarkSize];
+    EncodeMark(7, b);
+    EXPECT_FALSE(DecodeMark(b, kMarkSize - 1).has_value());
+}
+
+TEST(RepString, PrefixedStringOps) {
+    EXPECT_TRUE(Rep({0xf3, 0xa4}));              // rep movsb
+    EXPECT_TRUE(Rep({0xf3, 0x48, 0xa5}));        // rep movsq
+    EXPECT_TRUE(Rep({0xf3, 0xaa}));              // rep stosb
+    EXPECT_TRUE(Rep({0xf3, 0x48, 0xab}));        // rep stosq
+    EXPECT_TRUE(Rep({0xf3, 0xa6}));              // repe cmpsb
+    EXPECT_TRUE(Rep({0xf2, 0xae}));              // repne scasb
+    EXPECT_TRUE(Rep({0x66, 0xf3, 0xa5}));        // rep movsw
+    EXPECT_TRUE(Rep({0xf3, 0x6c}));              // rep insb
+    EXPECT_TRUE(Rep({0xf3, 0x67, 0x48, 0xa5}));  // rep movsq, 32-bit addresses
+}
+
+TEST(RepString, OthersAreNot) {
+    EXPECT_FALSE(Rep({0xa4}));                          // movsb without rep
+    EXPECT_FALSE(Rep({0xf3, 0x90}));                    // pause
+    EXPECT_FALSE(Rep({0xf3, 0xc3}));                    // rep ret
+    EXPECT_FALSE(Rep({0xf3, 0x0f, 0xb8, 0xc0}));        // popcnt
+    EXPECT_FALSE(Rep({0xf3, 0x48, 0x0f, 0xbc, 0xc0}));  // tzcnt
+    EXPECT_FALSE(Rep({0xf2, 0x0f, 0x38, 0xf1, 0xc1}));  // crc32
+    EXPECT_FALSE(Rep({0xf3, 0x0f, 0x1e, 0xfa}));        // endbr64
+    EXPECT_FALSE(Rep({0xf3}));
+    EXPECT_FALSE(Rep({}));
+}
+
+TEST(Iret, OnlyIretq) {
+    const uint8_t iretq[] = {0x48, 0xcf};
+    EXPECT_TRUE(IsIret(iretq, 2));
+    const uint8_t iret[] = {0xcf};
+    EXPECT_FALSE(IsIret(iret, 1));
+    const uint8_t sysret[] = {0x48, 0x0f, 0x07};
+    EXPECT_FALSE(IsIret(sysret, 3));
+}
+
+TEST(AddressClasses, TickEntryIsItsStartOnly) {
+    std::istringstream in(
+        "ffffffff81c00000 ffffffff81c00020 tick-entry timer_entry\n"
+        "ffffffff81c00020 ffffffff81c00040 tick next\n"
+        "ffffffff81c00040 ffffffff81c00060 irq-entry nic_entry\n");
+    AddressClasses c;
+    std::string error;
+    ASSERT_TRUE(c.Load(in, &error)) << error;
+    EXPECT_EQ(c.EntryAt(0xffffffff81c00000), AddressClass::kTickEntry);
+    EXPECT_EQ(c.EntryAt(0xffffffff81c00010), AddressClass::kPath);
+    EXPECT_EQ(c.EntryAt(0xffffffff81c00020), AddressClass::kPath);
+    EXPECT_EQ(c.EntryAt(0xffffffff81c00040), AddressClass::kIrqEntry);
+    EXPECT_EQ(c.Of(0xffffffff81c00050), AddressClass::kIrqEntry);
+    EXPECT_EQ(c.Of(0xffffffff81c00010), AddressClass::kTickEntry);
+}
+
+TEST(AddressClasses, Lookup) {
+    std::istringstream in(
+        "# a comment\n"
+        "ffffffff81000100 ffffffff81000200 tick hrtimer_interrupt\n"
+        "\n"
+        "ffffffff81000000 ffffffff81000080 idle do_idle  # out of order\n");
+    AddressClasses c;
+    std::string error;
+    ASSERT_TRUE(c.Load(in, &error)) << error;
+    EXPECT_EQ(c.size(), 2u);
+    EXPECT_EQ(c.Of(0xffffffff81000000), AddressClass::kIdle);
+    EXPECT_EQ(c.Of(0xffffffff8100007f), AddressClass::kIdle);
+    EXPECT_EQ(c.Of(0xffffffff81000080), AddressClass::kPath);
+    EXPECT_EQ(c.Of(0xffffffff81000150), AddressClass::kTick);
+    EXPECT_EQ(c.Of(0xffffffff81000200), AddressClass::kPath);
+    EXPECT_EQ(c.Of(0xffffffff80ffffff), AddressClass::kPath);
+    EXPECT_EQ(c.Of(0x401000), AddressClass::kPath);
+}
+
+TEST(AddressClasses, RefusesBadLines) {
+    const char* bad[] = {"ffffffff81000000 ffffffff81000080 softirq x\n", "zz 10 tick\n",
+                         "20 10 tick\n", "10 30 tick a\n20 40 idle b\n"};
+    for (const char* text : bad) {
+        std::istringstream in(text);
+        AddressClasses c;
+        std::string error;
+        EXPECT_FALSE(c.Load(in, &error)) << text;
+        EXPECT_FALSE(error.empty());
+    }
+}
+
+}  // namespace
+}  // namespace siwx_cost
