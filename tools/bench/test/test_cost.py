@@ -1,0 +1,199 @@
+"""The cost instrument's host side: its steps, the reading of the plugin's
+marker lines and bstep's BENCH-COST lines, the cost per unit, the report
+and the guard, on logs written here."""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+from siwxbench import cost_guard, cost_parse, cost_plan, cost_profile, cost_report
+
+
+def mark_line(k, ns, **c):
+    vals = {f: 0 for f in cost_parse.COUNTERS} | c
+    return f"mark {k} {k} {ns} " + " ".join(f"{f}={vals[f]}" for f in cost_parse.COUNTERS)
+
+
+class Boot:
+    """A boot's logs in a temporary directory: each step's counts per side
+    given as (path, user) totals at its end, counted from 0 at its begin."""
+
+    def __init__(self, root, name="cost"):
+        self.dir = os.path.join(root, "logs", name)
+        os.makedirs(self.dir)
+        self.out = {1: [], 2: []}
+        self.cost = {1: ["siwx-cost 1 classes=84 profile=0"], 2: ["siwx-cost 1 classes=84 profile=0"]}
+        self.k = {1: 0, 2: 0}
+        self.total = {1: {"path": 0, "user": 0}, 2: {"path": 0, "user": 0}}
+        self.steps = []
+
+    def step(self, sid, server, client, rc=0, tbs=None):
+        stack, meas, which = sid.split(".")
+        self.steps.append({"id": sid, "stack": stack, "meas": meas, "which": which})
+        for n, role, (path, user) in ((1, "server", server), (2, "client", client)):
+            self.out[n].append(f"BENCH-BEGIN {sid} role={role}")
+            for what, dp, du in (("begin", 0, 0), ("end", path, user)):
+                self.k[n] += 1
+                self.total[n]["path"] += dp
+                self.total[n]["user"] += du
+                self.out[n].append(f"BENCH-COST {sid} role={role} {what} mark={self.k[n]}")
+                self.cost[n].append(mark_line(self.k[n], self.k[n] * 1000, **self.total[n]))
+                if what == "end" and tbs:
+                    self.cost[n] += [f"tb {va:x} {ins} {ex}" for va, ins, ex in tbs[n]]
+            end = f"BENCH-END {sid} role={role} rc={rc}"
+            self.out[n].append(end + (f" client={rc}" if role == "server" else ""))
+
+    def write(self):
+        import json
+        for n in (1, 2):
+            with open(os.path.join(self.dir, f"guest{n}.out.log"), "w") as f:
+                f.write("\n".join(self.out[n]) + "\n")
+            with open(os.path.join(self.dir, f"guest{n}.cost"), "w") as f:
+                f.write("\n".join(self.cost[n]) + "\n")
+        with open(os.path.join(self.dir, "plan.json"), "w") as f:
+            json.dump({"stacks": ["siwx"], "mode": "counts", "steps": self.steps}, f)
+
+
+class Temp(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+
+class Plan(unittest.TestCase):
+    def test_steps_of_a_boot(self):
+        steps = cost_plan.steps(["siwx", "siw"], [cost_plan.BY_NAME[m] for m in
+                                                  ("write_rt", "imm_8", "tcp_rt")], "counts", 300)
+        ids = [s[0] for s in steps]
+        # siw has no write-with-imm; TCP once, on the first stack's link
+        self.assertEqual(ids, ["siwx.write_rt.warm", "siwx.write_rt.n1", "siwx.write_rt.n2",
+                               "siw.write_rt.warm", "siw.write_rt.n1", "siw.write_rt.n2",
+                               "siwx.imm_8.warm", "siwx.imm_8.n1", "siwx.imm_8.n2",
+                               "tcp.tcp_rt.warm", "tcp.tcp_rt.n1", "tcp.tcp_rt.n2"])
+        srv, cli = steps[1][1], steps[1][2]
+        # both perftest sides get the iteration count; siwx's parameters set
+        self.assertIn("ib_write_lat -R -d $DEV -F -s 8 -n 2000", srv)
+        self.assertIn("-n 2000 $SERVER_IP", cli)
+        self.assertIn("echo 0 > /sys/module/siwx/parameters/crc32c_impl", cli)
+        self.assertIn("BENCH_COST=counts", cli)
+        self.assertNotIn("mpa_crc", steps[4][2])
+        self.assertIn("DEV=$DEV_siwx SERVER_IP=$SERVER_IP_siwx", steps[10][2])
+
+    def test_octets_count_bytes(self):
+        m = cost_plan.BY_NAME["tcp_1M"]
+        self.assertEqual(cost_plan.units(m, 16), 16 << 20)
+        step = cost_plan.steps(["rxe"], [m], "counts", 300)[2]
+        self.assertIn(f"-n {48 << 20}", step[2])
+        self.assertEqual(cost_plan.units(cost_plan.BY_NAME["write_rt"], 16), 16)
+
+    def test_crc_variants(self):
+        pre = {st: cost_plan.steps([st], [cost_plan.BY_NAME["write_rt"]], "counts", 9)[0][2]
+               for st in ("siwx-nocrc", "siwx-crc-table")}
+        self.assertIn("echo N > /sys/module/siwx/parameters/mpa_crc", pre["siwx-nocrc"])
+        self.assertIn("echo 1 > /sys/module/siwx/parameters/crc32c_impl", pre["siwx-crc-table"])
+
+
+class PerUnit(Temp):
+    def boot(self, n2_server=(21000, 500), rc=0):
+        b = Boot(self.root)
+        b.step("siwx.write_rt.warm", (5000, 100), (4000, 100))
+        b.step("siwx.write_rt.n1", (9000, 300), (8000, 200))
+        b.step("siwx.write_rt.n2", n2_server, (20000, 400), rc=rc)
+        b.write()
+        return b
+
+    def test_difference_over_difference(self):
+        b = self.boot()
+        pu = cost_parse.per_unit(cost_parse.step_counts(b.dir), "siwx", "write_rt")
+        du = 6000 - 2000
+        self.assertAlmostEqual(pu["server"]["kernel"], 12000 / du)
+        self.assertAlmostEqual(pu["server"]["total"], (12000 + 200) / du)
+        self.assertAlmostEqual(pu["client"]["kernel"], 12000 / du)
+        self.assertAlmostEqual(pu["client"]["ns"], 0)   # both windows took 1000 ns
+
+    def test_failed_step_gives_nothing(self):
+        b = self.boot(rc=1)
+        self.assertIsNone(cost_parse.per_unit(cost_parse.step_counts(b.dir), "siwx", "write_rt"))
+
+    def test_report_and_guard(self):
+        self.boot()
+        rows = cost_report.write_outputs(self.root, {"command": "x", "date": "d", "git": "g",
+                                                     "machine": "m"})
+        server = next(r for r in rows if r["side"] == "server")
+        self.assertAlmostEqual(server["kernel"], 3.0)
+        for f in ("results.csv", "results.json", "summary.md"):
+            self.assertTrue(os.path.getsize(os.path.join(self.root, f)) > 0)
+        ok = [("siwx", "write_rt", "server", "kernel", 3.0)]
+        self.assertEqual(cost_guard.check(rows, ok)[1], [])
+        within = [("siwx", "write_rt", "server", "kernel", 3.0 / 1.04)]
+        self.assertEqual(cost_guard.check(rows, within)[1], [])
+        # the figure 10% above its budget, as a planted rise would make it
+        risen = [("siwx", "write_rt", "server", "kernel", 3.0 / 1.10)]
+        self.assertEqual(len(cost_guard.check(rows, risen)[1]), 1)
+        missing = [("siwx", "imm_8", "sender", "total", 1.0)]
+        self.assertIn("not counted", cost_guard.check(rows, missing)[1][0])
+
+    def test_nothing_counted_fails_the_guard(self):
+        self.boot(n2_server=(9000, 300))   # N2 counted as much as N1
+        rows = cost_report.summarize(cost_report.collect(self.root))
+        fails = cost_guard.check(rows, [("siwx", "write_rt", "server", "kernel", 3.0)])[1]
+        self.assertIn("not counted", fails[0])
+
+
+class Budgets(Temp):
+    def test_the_tree_s_budgets_parse(self):
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        budgets = cost_guard.read_budgets(os.path.join(here, "cost-budgets.txt"))
+        self.assertGreaterEqual(len(budgets), 8)
+        for stack, meas, side, figure, value in budgets:
+            self.assertIn(meas, cost_plan.BY_NAME)
+            self.assertIn(figure, cost_parse.FIGURES)
+            self.assertGreater(value, 0)
+
+    def test_bad_line(self):
+        path = os.path.join(self.root, "b.txt")
+        with open(path, "w") as f:
+            f.write("siwx write_rt server kernel\n")
+        with self.assertRaises(ValueError):
+            cost_guard.read_budgets(path)
+
+
+class Profile(Temp):
+    def test_by_function_and_object(self):
+        k = 0xffffffff81000000
+        b = Boot(self.root)
+        b.step("siwx.write_rt.warm", (1, 1), (1, 1))
+        # N1: 100 iterations' blocks, N2: 300 iterations' (per unit: 2x the difference)
+        small = {1: [(k + 0x10, 10, 100), (k + 0x2010, 5, 100), (0x401000, 4, 100)],
+                 2: [(k + 0x10, 10, 100)]}
+        big = {1: [(k + 0x10, 10, 300), (k + 0x2010, 5, 300), (0x401000, 4, 300)],
+               2: [(k + 0x10, 10, 300)]}
+        b.step("siwx.write_rt.n1", (1, 1), (1, 1), tbs=small)
+        b.step("siwx.write_rt.n2", (1, 1), (1, 1), tbs=big)
+        b.out[1].append("COST-MODSYM ffffffff81002000 siwx_tx_run [siwx]")
+        b.out[1].append("BENCH-MAPS siwx.write_rt.n2 server 00400000-00402000 r-xp 00000000 "
+                        "00:02 7 /usr/bin/ib_write_lat")
+        b.write()
+        with open(os.path.join(b.dir, "kallsyms"), "w") as f:
+            f.write(f"{k:x} T tcp_sendmsg\n{k + 0x1000:x} T other\n")
+        prof = cost_profile.profile(b.dir, "siwx", "write_rt")
+        server = dict(prof["server"])
+        du = 6000 - 2000
+        self.assertAlmostEqual(server["tcp_sendmsg"], 10 * 200 / du)
+        self.assertAlmostEqual(server["siwx_tx_run [siwx]"], 5 * 200 / du)
+        self.assertAlmostEqual(server["user: ib_write_lat"], 4 * 200 / du)
+        self.assertEqual(prof["server"][0][0], "tcp_sendmsg")
+        with open(os.path.join(self.root, "results.json"), "w") as f:
+            f.write("{}")
+        cost_profile.write_profile(self.root, "write_rt")
+        with open(os.path.join(self.root, "profile.md")) as f:
+            text = f.read()
+        self.assertIn("| `siwx_tx_run [siwx]` | 0.25 | 33.3% |", text)
+        self.assertIn("| `user: ib_write_lat` | 0.2 | 100.0% |", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
