@@ -7,7 +7,7 @@ import sys
 
 from . import rstream
 
-# tools/bench (bstep, run-perf) and the source tree's top.
+# tools/bench (bstep) and the source tree's top.
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STACKS = ("rxe", "siw", "siwx", "siwx-nocrc", "siwx-rsockets")

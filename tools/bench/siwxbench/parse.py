@@ -276,16 +276,8 @@ def parse_round(outdir, logdir, stack):
     fails = harness_failures(read_log(os.path.join(logdir, "summary.txt")))
     cli = split_blocks(read_log(os.path.join(logdir, "guest2.out.log")), "client")
     srv = split_blocks(read_log(os.path.join(logdir, "guest1.out.log")), "server")
-    meas, profiles = [], {}
-    for st in plan["steps"]:
-        if st["kind"] == "perf":
-            for role, blocks in (("server", srv), ("client", cli)):
-                if st["id"] in blocks:
-                    name = st["id"].removeprefix(f"{stack}.")
-                    profiles[f"{name}-{role}"] = blocks[st["id"]][0]
-            continue
-        meas.append(measure(stack, st, os.path.basename(logdir), cli, srv))
-    meas = merge_repeats(meas)
+    meas = merge_repeats([measure(stack, st, os.path.basename(logdir), cli, srv)
+                          for st in plan["steps"]])
     for u in plan.get("unsupported", []):
         meas.append({"stack": stack, "test": u["test"], "kind": u["kind"],
                      "bytes": u["bytes"], "status": "unsupported",
@@ -293,7 +285,7 @@ def parse_round(outdir, logdir, stack):
     status, reason = run_status(meas, fails)
     run = {"status": status, "reason": reason, "harness_rc": hrc,
            "harness_failures": fails, "logs": os.path.relpath(logdir, outdir)}
-    return {"run": run, "measurements": meas, "profiles": profiles}
+    return {"run": run, "measurements": meas}
 
 
 def parse_stack(outdir, stack):

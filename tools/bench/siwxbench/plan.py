@@ -15,7 +15,6 @@ def apply_defaults(a):
     and turn the comma lists into lists."""
     q = a.quick
     pick = lambda v, full, quick: v if v is not None else (quick if q else full)
-    a.perf = [s for s in a.perf.split(",") if s]
     # siwx-rsockets measures rstream alone: without rstream it has nothing
     # to run and would only show up as a stack that failed.
     if not a.rstream and hasattr(a, "stacks"):
@@ -50,7 +49,7 @@ def bw_iters(a, size):
     return max(a.bw_min_iters, min(a.bw_iters, a.bw_bytes // size))
 
 
-def make_plan(a, stack, have, profile, shared=False, tcp=True, rnd=1):
+def make_plan(a, stack, have, shared=False, tcp=True, rnd=1):
     """The steps of @stack: (id, server cmd, client cmd, meta) tuples,
     and the steps it cannot run (their meta, with a reason).
     @shared: for a boot with every stack, where a step first picks the
@@ -89,8 +88,6 @@ def make_plan(a, stack, have, profile, shared=False, tcp=True, rnd=1):
     _imm(a, stack, have, rnd, add, unsupported)
     _rstream(a, stack, have, add, unsupported)
     _nfs(a, stack, tcp, add)
-    if profile:
-        _profiles(a, add)
     return steps, [u for u in unsupported if not only or u["test"] in only]
 
 
@@ -195,15 +192,6 @@ def _nfs(a, stack, tcp, add):
     nbytes = a.nfs_mib * MIB
     for test, kind, srv, cli in nfs.steps(stack, a.nfs_mib, tcp):
         add(f"{test}-{nbytes}", srv, cli, {"test": test, "kind": kind, "bytes": nbytes})
-
-
-def _profiles(a, add):
-    for op in ("write", "send"):
-        size = 65536
-        args = f"{COMMON} -s {size} -n {bw_iters(a, size)}"
-        add(f"perf-{op}_bw-{size}", f"/overlay/perf/run-perf ib_{op}_bw {args}",
-            f"/overlay/perf/run-perf ib_{op}_bw {args} $SERVER_IP",
-            {"test": f"perf-{op}_bw", "kind": "perf", "bytes": size})
 
 
 def interleave(plans):

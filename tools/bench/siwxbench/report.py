@@ -1,6 +1,5 @@
-"""The run's outputs from its logs: results.json, results.csv, summary.md,
-the perf profiles, and the plots (plots.py, which needs matplotlib only
-when it draws)."""
+"""The run's outputs from its logs: results.json, results.csv, summary.md
+and the plots (plots.py, which needs matplotlib only when it draws)."""
 
 import csv
 import json
@@ -24,7 +23,7 @@ VERDICT = {True: "met", False: "missed", None: "not measured"}
 
 def report(outdir, meta):
     """Parse @outdir/logs and write every output; @meta: the run's."""
-    res = {"meta": meta, "stacks": {}, "stacks_order": [], "measurements": [], "profiles": []}
+    res = {"meta": meta, "stacks": {}, "stacks_order": [], "measurements": []}
     for st in STACKS:
         p = parse_stack(outdir, st)
         if p is None:
@@ -32,11 +31,6 @@ def report(outdir, meta):
         res["stacks_order"].append(st)
         res["stacks"][st] = {"run": p["run"]}
         res["measurements"] += p["measurements"]
-        for name, lines in p["profiles"].items():
-            fn = f"profile-{st}-{name}.txt"
-            with open(os.path.join(outdir, fn), "w") as f:
-                f.write("\n".join(lines) + "\n")
-            res["profiles"].append(fn)
     sizes = sorted({m["bytes"] for m in res["measurements"] if m["kind"] == "bw"})
     res["ratios"] = compute_ratios(res["measurements"])
     res["targets"] = compute_targets(res["measurements"], sizes)
@@ -131,9 +125,6 @@ def summary_md(outdir, res, plot_note):
           f"`{'logs/boot*/' if shared else 'logs/<stack>*/'}` (harness logs of each boot)."]
     if plot_note:
         L.append(f"\n{plot_note}")
-    if res["profiles"]:
-        L.append("Profiles (perf record -e cpu-clock -a -g in the guests): " +
-                 ", ".join(f"`{p}`" for p in res["profiles"]))
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write("\n".join(L) + "\n")
 

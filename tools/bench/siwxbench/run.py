@@ -1,18 +1,17 @@
 """Running the benchmark in the QEMU guests: the overlay the guests see
-(bstep, siwx-imm-bench, the patched librdmacm, perf), one boot of the
+(bstep, siwx-imm-bench, the patched librdmacm), one boot of the
 guest pair per stack set (tests/vm/run), the rounds of boots, and the
 run's metadata."""
 
 import datetime
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
 
 from . import nfs, rstream
-from .common import HERE, SHARED, STACKS, TOP, die, link_of, say
+from .common import HERE, SHARED, STACKS, TOP, link_of, say
 from .layout import read_log, round_dir, round_dirs
 from .plan import interleave, make_plan
 
@@ -33,43 +32,17 @@ def make_overlay(a, outdir):
         have["rsockets"], have["rsockets_why"] = rstream.add_patched(ov, a.build)
     if a.nfs:
         nfs.add_guest_side(ov)
-    if a.perf:
-        _add_perf(ov)
     return ov, have
-
-
-def _add_perf(ov):
-    """The host's perf with its libraries and their loader: the guest
-    image has none, and a guest of another release has a C library the
-    host's libraries do not fit (run-perf starts perf through the copied
-    loader)."""
-    perf = shutil.which("perf")
-    if not perf:
-        die("--perf needs perf on the host (Debian package linux-perf)")
-    pd = os.path.join(ov, "perf", "lib")
-    os.makedirs(pd)
-    shutil.copy2(perf, os.path.join(ov, "perf", "perf"))
-    ldd = subprocess.run(["ldd", perf], capture_output=True, text=True).stdout
-    for lib in re.findall(r"=> (/\S+)", ldd):
-        shutil.copy2(lib, pd)   # follows symlinks: the soname file
-    loader = re.search(r"^\s*(/\S*ld-linux\S*)", ldd, re.M)
-    if not loader:
-        die(f"--perf: no dynamic loader in ldd's output for {perf}")
-    shutil.copy2(loader.group(1), os.path.join(pd, "ld.so"))
-    shutil.copy2(os.path.join(HERE, "run-perf"), os.path.join(ov, "perf"))
 
 
 def boot_steps(a, stacks, have, rnd, shared):
     """The steps of one boot running @stacks, and what they cannot run."""
-    plans, perf, unsupported = [], [], []
+    plans, unsupported = [], []
     for i, st in enumerate(stacks):
-        # Profiles come from the first round only: perf slows what it watches.
-        steps, unsup = make_plan(a, st, have, st in a.perf and rnd == 1,
-                                 shared=shared, tcp=i == 0, rnd=rnd)
-        plans.append([x for x in steps if x[3]["kind"] != "perf"])
-        perf += [x for x in steps if x[3]["kind"] == "perf"]
+        steps, unsup = make_plan(a, st, have, shared=shared, tcp=i == 0, rnd=rnd)
+        plans.append(steps)
         unsupported += unsup
-    return (interleave(plans) if shared else plans[0]) + perf, unsupported
+    return (interleave(plans) if shared else plans[0]), unsupported
 
 
 def vm_command(a, name, logdir, peers, ov, timeout, steps):

@@ -46,7 +46,7 @@ def merge_rounds(parts):
             else "skipped"
         run["reason"] = "; ".join(f"round {i}: {r['status']}: {r['reason']}" for i, r in bad)
         run["harness_failures"] = [f for _, r in bad for f in r["harness_failures"]]
-    return {"run": run, "measurements": meas, "profiles": parts[0]["profiles"]}
+    return {"run": run, "measurements": meas}
 
 
 def _median_of(ms):

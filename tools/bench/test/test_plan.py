@@ -13,7 +13,7 @@ def options(**kw):
     a = argparse.Namespace(quick=True, sizes=None, thin=1, lat_sizes=None, bw_iters=None,
                            bw_bytes=None, lat_iters=None, atomic_iters=10000, imm_lat_iters=None,
                            imm_rate_iters=None, imm_window=32, tcp_secs=None, atomics=True,
-                           imm=True, rstream=True, nfs=False, nfs_mib=None, perf="",
+                           imm=True, rstream=True, nfs=False, nfs_mib=None,
                            step_timeout=None, step_budget=None)
     vars(a).update(kw)
     plan.apply_defaults(a)
@@ -28,11 +28,10 @@ class Defaults(unittest.TestCase):
         self.assertEqual((a.tcp_secs, a.step_timeout, a.step_budget), (2, 90, 30))
 
     def test_full_sweep_thinned(self):
-        a = options(quick=False, thin=3, bw_bytes="64M", perf="siwx,,siw")
+        a = options(quick=False, thin=3, bw_bytes="64M")
         self.assertEqual(a.sizes, [8, 64, 512, 4096, 32768, 262144, 1 << 20])
         self.assertEqual(a.lat_sizes, [8, 4096])
         self.assertEqual((a.bw_iters, a.bw_bytes, a.lat_iters), (30000, 64 << 20, 3000))
-        self.assertEqual(a.perf, ["siwx", "siw"])
 
     def test_no_rstream_drops_the_rstream_only_stack(self):
         stacks = ["rxe", "siw", "siwx", "siwx-nocrc", "siwx-rsockets"]
@@ -53,7 +52,7 @@ class Defaults(unittest.TestCase):
 
 class Steps(unittest.TestCase):
     def test_separate_boot_siwx(self):
-        steps, unsup = plan.make_plan(options(), "siwx", HAVE, False)
+        steps, unsup = plan.make_plan(options(), "siwx", HAVE)
         ids = [s[0] for s in steps]
         self.assertEqual(ids[:4], ["tcp", "write_bw-8", "write_bw-65536", "read_bw-8"])
         self.assertIn("write_bw_ev-1048576", ids)
@@ -66,7 +65,7 @@ class Steps(unittest.TestCase):
         self.assertEqual(meta, {"test": "write_bw", "kind": "bw", "bytes": 8, "stack": "siwx"})
 
     def test_shared_boot_variant(self):
-        steps, unsup = plan.make_plan(options(), "siwx-nocrc", HAVE, False, shared=True, tcp=False)
+        steps, unsup = plan.make_plan(options(), "siwx-nocrc", HAVE, shared=True, tcp=False)
         ids = [s[0] for s in steps]
         self.assertEqual(len(ids), 10)      # 3 ops x 2 sizes, write_bw_ev, 3 ops x 1 size
         self.assertTrue(all(i.startswith("siwx-nocrc.") for i in ids))
@@ -77,7 +76,7 @@ class Steps(unittest.TestCase):
         self.assertEqual(unsup, [])
 
     def test_siw_lists_what_it_cannot_do(self):
-        steps, unsup = plan.make_plan(options(), "siw", HAVE, False)
+        steps, unsup = plan.make_plan(options(), "siw", HAVE)
         self.assertEqual([(u["test"], u.get("reason")) for u in unsup],
                          [("atomic_bw", None), ("atomic_lat", None), ("imm_lat", None),
                           ("imm_rate", None)])
@@ -86,7 +85,7 @@ class Steps(unittest.TestCase):
     def test_imm_pairs_run_abba(self):
         # Each pair twice, A B B A, A alternating from round to round
         def order(rnd):
-            steps, _ = plan.make_plan(options(rstream=False), "siwx", HAVE, False, rnd=rnd)
+            steps, _ = plan.make_plan(options(rstream=False), "siwx", HAVE, rnd=rnd)
             return [s[0] for s in steps if "imm" in s[0] or "write_send" in s[0]]
         self.assertEqual(order(1), ["imm_lat-8", "write_send_lat-8", "write_send_lat-8-again",
                                     "imm_lat-8-again", "imm_rate-8", "write_send_rate-8",
@@ -98,7 +97,7 @@ class Steps(unittest.TestCase):
     def test_imm_abba_across_stacks(self):
         # In a shared boot every stack runs A, then every stack B, B, A
         a = options(rstream=False)
-        plans = [plan.make_plan(a, st, HAVE, False, shared=True)[0] for st in ("siwx", "rxe")]
+        plans = [plan.make_plan(a, st, HAVE, shared=True)[0] for st in ("siwx", "rxe")]
         ids = [s[0] for s in plan.interleave(plans) if "imm_lat" in s[0] or "write_send_lat" in s[0]]
         self.assertEqual(ids, ["siwx.imm_lat-8", "rxe.imm_lat-8", "siwx.write_send_lat-8",
                                "rxe.write_send_lat-8", "siwx.write_send_lat-8-again",
@@ -107,7 +106,7 @@ class Steps(unittest.TestCase):
 
     def test_without_imm_bench_or_patched_library(self):
         have = {"imm": False, "rsockets": False, "rsockets_why": "not built"}
-        _, unsup = plan.make_plan(options(), "siwx-rsockets", have, False)
+        _, unsup = plan.make_plan(options(), "siwx-rsockets", have)
         self.assertEqual([(u["test"], u["reason"]) for u in unsup],
                          [("rstream_lat", "not built"), ("rstream_rate", "not built"),
                           ("rstream_bw", "not built")])
@@ -118,7 +117,7 @@ class Steps(unittest.TestCase):
         self.assertEqual(options(quick=False, nfs=True).nfs_mib, 128)
 
         def nfs_steps(stack, tcp, shared=True):
-            steps, _ = plan.make_plan(a, stack, HAVE, False, shared=shared, tcp=tcp)
+            steps, _ = plan.make_plan(a, stack, HAVE, shared=shared, tcp=tcp)
             return [(s[0], s[3]["stack"]) for s in steps if "nfs" in s[0]]
         self.assertEqual(nfs_steps("siwx", True), [
             ("nfs_tcp_write-8388608", "*"), ("siwx.nfs_write-8388608", "siwx"),
@@ -129,12 +128,12 @@ class Steps(unittest.TestCase):
         self.assertEqual(nfs_steps("rxe", False), [])
         self.assertEqual(nfs_steps("siwx-nocrc", True), [("nfs_tcp_write-8388608", "*"),
                                                          ("nfs_tcp_read-8388608", "*")])
-        steps, _ = plan.make_plan(a, "siw", HAVE, False, tcp=True)
+        steps, _ = plan.make_plan(a, "siw", HAVE, tcp=True)
         srv, cli = next((s[1], s[2]) for s in steps if s[0] == "nfs_read-8388608")
         self.assertTrue(srv.endswith("/overlay/bstep server nfs_read-8388608 90 "
                                      "sh /overlay/nfs.sh bench-serve"), srv)
         self.assertTrue(cli.endswith(" sh /overlay/nfs.sh bench-bw $SERVER_IP rdma read 8"), cli)
-        self.assertFalse([s for s in plan.make_plan(options(), "siwx", HAVE, False)[0]
+        self.assertFalse([s for s in plan.make_plan(options(), "siwx", HAVE)[0]
                           if "nfs" in s[0]])
 
     def test_interleave_takes_turns(self):

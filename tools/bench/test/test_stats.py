@@ -19,7 +19,7 @@ def run(status="ok", reason="", fails=()):
 
 
 def part(meas, status="ok", reason="", fails=()):
-    return {"run": run(status, reason, fails), "measurements": meas, "profiles": {}}
+    return {"run": run(status, reason, fails), "measurements": meas}
 
 
 class MergeRounds(unittest.TestCase):
