@@ -14,10 +14,6 @@ from .cost_parse import FIGURES, per_unit, step_counts
 from .cost_run import NAME
 from .layout import read_plan, round_dirs
 
-# The figure a unit is judged by: per octet and per message both ends
-# sleep, so all they execute counts (tick and idle apart); per round
-# trip perftest busy-polls, so only the kernel's.
-MAIN = {"octet": "total", "message": "total", "round trip": "kernel"}
 # The TCP counterpart of each unit.
 TCP_OF = {"octet": "tcp_1M", "message": "tcp_8", "round trip": "tcp_rt",
           "nfs_write": "nfs_tcp_write", "nfs_read": "nfs_tcp_read"}
@@ -62,8 +58,8 @@ def summarize(found):
             for f in FIGURES:
                 vals = [b[role][f] for b in boots]
                 row[f] = statistics.median(vals) if vals else None
-            main = [b[role][MAIN[m.unit]] for b in boots]
-            row["main"] = MAIN[m.unit]
+            main = [b[role][m.main] for b in boots]
+            row["main"] = m.main
             row["main_min"] = min(main) if main else None
             row["main_max"] = max(main) if main else None
             rows.append(row)
@@ -144,17 +140,17 @@ def summary_md(rows, meta):
         sel = [r for r in rows if r["unit"] == unit]
         if not sel:
             continue
-        main = MAIN[unit]
-        out += [f"## Per {unit} ({'kernel' if main == 'kernel' else 'kernel + user'} "
-                "instructions)", "",
-                "| measurement | stack | side | instructions | rep | spread | vs siw | "
+        out += [f"## Per {unit}", "",
+                "| measurement | stack | side | counts | instructions | rep | spread | vs siw | "
                 "vs rxe | vs TCP | | time (us) | boots |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in sel:
+            main = r["main"]
             rep = r["krep"] + (r["urep"] if main == "total" else 0) if r["krep"] is not None \
                 else None
             sp = spread(r)
-            out.append(f"| {r['measurement']} | {r['stack']} | {r['does']} | {_f(r[main], 4)} | "
+            out.append(f"| {r['measurement']} | {r['stack']} | {r['does']} | "
+                       f"{'kernel' if main == 'kernel' else 'all'} | {_f(r[main], 4)} | "
                        f"{_f(rep, 3)} | {'-' if sp is None else f'{sp:.1%}'} | "
                        f"{_f(r['vs_siw'])} | {_f(r['vs_rxe'])} | {_f(r['vs_tcp'])} | "
                        f"{r['within'] or ''} | "

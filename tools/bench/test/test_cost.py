@@ -90,10 +90,21 @@ class Plan(unittest.TestCase):
         self.assertEqual(cost_plan.units(cost_plan.BY_NAME["write_rt"], 16), 16)
 
     def test_crc_variants(self):
-        pre = {st: cost_plan.steps([st], [cost_plan.BY_NAME["write_rt"]], "counts", 9)[0][2]
+        pre = {st: cost_plan.steps([st], [cost_plan.BY_NAME["write_1M"]], "counts", 9)[0][2]
                for st in ("siwx-nocrc", "siwx-crc-table")}
         self.assertIn("echo N > /sys/module/siwx/parameters/mpa_crc", pre["siwx-nocrc"])
         self.assertIn("echo 1 > /sys/module/siwx/parameters/crc32c_impl", pre["siwx-crc-table"])
+        # the table CRC per octet only; without CRCs per round trip too (siw's peer)
+        rt = [cost_plan.BY_NAME["write_rt"]]
+        self.assertEqual(cost_plan.steps(["siwx-crc-table"], rt, "counts", 9), [])
+        self.assertEqual(len(cost_plan.steps(["siwx-nocrc"], rt, "counts", 9)), 3)
+        self.assertEqual(cost_plan.steps(["siwx-nocrc"], [cost_plan.BY_NAME["imm_8"]], "c", 9), [])
+
+    def test_judged_by(self):
+        by = {m.name: m.main for m in cost_plan.MEASUREMENTS}
+        self.assertEqual((by["write_1M"], by["read_1M"], by["write_send_8"]),
+                         ("total", "kernel", "total"))
+        self.assertEqual((by["write_rt"], by["imm_rt"], by["send_8"]), ("kernel", "kernel", "total"))
 
 
 class PerUnit(Temp):
