@@ -101,6 +101,13 @@ def _f(v, nd=3):
     return fmt(v, nd) if v is not None else "-"
 
 
+def _n(v):
+    """A count: whole with thousands' commas from 1000 on, else 3 digits."""
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
 def spread(r):
     """(max - min) / median of the main figure, over the boots."""
     if r["boots"] < 2 or not r[r["main"]]:
@@ -150,10 +157,10 @@ def summary_md(rows, meta):
                 else None
             sp = spread(r)
             out.append(f"| {r['measurement']} | {r['stack']} | {r['does']} | "
-                       f"{'kernel' if main == 'kernel' else 'all'} | {_f(r[main], 4)} | "
-                       f"{_f(rep, 3)} | {'-' if sp is None else f'{sp:.1%}'} | "
+                       f"{'kernel' if main == 'kernel' else 'all'} | {_n(r[main])} | "
+                       f"{_n(rep)} | {'-' if sp is None else f'{sp:.1%}'} | "
                        f"{_f(r['vs_siw'])} | {_f(r['vs_rxe'])} | {_f(r['vs_tcp'])} | "
                        f"{r['within'] or ''} | "
-                       f"{_f(r['ns'] / 1000 if r['ns'] is not None else None)} | {r['boots']} |")
+                       f"{_n(r['ns'] / 1000 if r['ns'] is not None else None)} | {r['boots']} |")
         out.append("")
     return "\n".join(out) + "\n"
