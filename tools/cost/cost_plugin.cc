@@ -197,8 +197,12 @@ void OnExit(qemu_plugin_id_t /*id*/, void* /*userdata*/) {
     }
 }
 
+// QEMU shows what a plugin logs only with -d plugin: a refusal goes to
+// standard error too, where the harness' log keeps it.
 int Refuse(const std::string& why) {
-    qemu_plugin_outs(("siwx cost plugin: " + why + "\n").c_str());
+    const std::string line = "siwx cost plugin: " + why + "\n";
+    qemu_plugin_outs(line.c_str());
+    std::fputs(line.c_str(), stderr);
     return -1;
 }
 
