@@ -5,12 +5,11 @@ link of its own (tests/vm/run --cost), the logs under OUT/logs/cost*."""
 import json
 import os
 import shutil
-import subprocess
 
 from . import cost_plan, nfs
 from .common import HERE, die, say
 from .layout import round_dir
-from .run import vm_command
+from .run import run_harness, vm_command
 
 NAME = "cost"   # logs/cost, logs/cost-round2, ...
 
@@ -50,12 +49,7 @@ def boot(a, stacks, ov, outdir, rnd):
     cmd = vm_command(a, f"cost-{rnd}", logdir, peers, ov, timeout, steps) + ["--cost", mode]
     say(f"cost: round {rnd} of {a.rounds}: {peers}: {len(steps)} steps "
         f"(limit {timeout} s); logs: {logdir}")
-    env = dict(os.environ, SIWX_BUILD_DIR=a.build)
-    with open(os.path.join(logdir, "run.log"), "w") as log:
-        rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    say(f"cost: harness exit status {rc}")
-    with open(os.path.join(logdir, "harness-rc"), "w") as f:
-        f.write(f"{rc}\n")
+    say(f"cost: harness exit status {run_harness(a, cmd, logdir)}")
     return logdir
 
 

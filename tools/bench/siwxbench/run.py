@@ -71,13 +71,20 @@ def boot(a, stacks, ov, have, outdir, rnd, shared):
     cmd = vm_command(a, f"bench-{name}-{rnd}", logdir, peers, ov, timeout, steps)
     say(f"{peers}: round {rnd} of {a.rounds}: one boot, {len(steps)} steps "
         f"(limit {timeout} s); logs: {logdir}")
+    rc = run_harness(a, cmd, logdir)
+    say(f"{peers}: harness exit status {rc}")
+    return rc, logdir
+
+
+def run_harness(a, cmd, logdir):
+    """tests/vm/run's @cmd, its output into @logdir/run.log, its exit
+    status into @logdir/harness-rc (and returned)."""
     env = dict(os.environ, SIWX_BUILD_DIR=a.build)
     with open(os.path.join(logdir, "run.log"), "w") as log:
         rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    say(f"{peers}: harness exit status {rc}")
     with open(os.path.join(logdir, "harness-rc"), "w") as f:
         f.write(f"{rc}\n")
-    return rc, logdir
+    return rc
 
 
 def run_round(a, ov, have, outdir, rnd):
