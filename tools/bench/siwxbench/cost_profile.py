@@ -117,11 +117,15 @@ def classes(logdir):
     return out
 
 
+def _n(v):
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
 def _table(rows, total, cls):
     out = ["| function or object | per unit | share |", "|---|---|---|"]
     for name, v in rows[:TOP_N]:
         tag = f" ({cls[name]})" if name in cls else ""
-        out.append(f"| `{name}`{tag} | {v:.4g} | {v / total if total else 0:.1%} |")
+        out.append(f"| `{name}`{tag} | {_n(v)} | {v / total if total else 0:.1%} |")
     return out + [""]
 
 
@@ -148,8 +152,9 @@ def write_profile(outdir, meas):
             path = sum(v for k, v in kern if k not in cls)
             ku, uu = sum(v for _, v in kern), sum(v for _, v in user)
             lines += [f"## {stack}, {role}", "",
-                      f"Kernel {ku:.4g} per {m.unit} ({path:.4g} without tick and idle), "
-                      f"user {uu:.4g}.", ""]
+                      f"Kernel {_n(ku)} per {m.unit} ({_n(path)} without the functions "
+                      f"marked; the counts' tick also takes what its interrupt ran), "
+                      f"user {_n(uu)}.", ""]
             lines += _table(kern, ku, cls) + _table(user, uu, cls)
     with open(os.path.join(outdir, "profile.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
