@@ -16,7 +16,7 @@ STACKS = ("rxe", "siw", "siwx", "siwx-nocrc", "siwx-rsockets")
 # does), for a like-for-like comparison. It runs the bandwidth and
 # latency tests on siwx's link; the module parameter is set on both
 # guests before each step of either.
-LINK = {"siwx-nocrc": "siwx", "siwx-rsockets": "siwx"}
+LINK = {"siwx-nocrc": "siwx", "siwx-rsockets": "siwx", "siwx-crc-table": "siwx"}
 MPA_CRC = {"siwx": "Y", "siwx-nocrc": "N", "siwx-rsockets": "Y"}
 SIWX_MPA_CRC = "/sys/module/siwx/parameters/mpa_crc"
 OPS = ("write", "read", "send")
@@ -81,6 +81,14 @@ def parse_size(s):
     elif s.endswith("M"):
         mult, s = MIB, s[:-1]
     return int(s) * mult
+
+
+def fmt_count(v):
+    """An instruction count: whole, with thousands' commas, from 1000 on,
+    else three digits; "-" for none."""
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def fmt(v, nd=3):

@@ -9,7 +9,7 @@ one unit: set-up, connection and teardown cancel out
 from collections import namedtuple
 
 from . import nfs
-from .common import MIB
+from .common import MIB, UNSUPPORTED, link_of
 
 # The stacks the counts compare. siwx's variants are module parameters
 # set on both guests before each step: "siwx" is how a CPU with SSE4.2
@@ -18,8 +18,6 @@ from .common import MIB
 # siwx-crc-table is what the module picks under TCG (its table code).
 STACKS = ("siwx", "siwx-nocrc", "siwx-crc-table", "siw", "rxe")
 SIWX_PARAMS = {"siwx": ("Y", 0), "siwx-nocrc": ("N", 0), "siwx-crc-table": ("Y", 1)}
-# What upstream siw cannot do (RFC 7306).
-NO_RFC7306 = ("siw",)
 TCP = "tcp"   # measured once per boot, on the first stack's link
 UNITS = ("octet", "message", "round trip")
 
@@ -136,7 +134,8 @@ def runs_on(m, stack):
         return False
     if m.group == "nfs":
         return stack in NFS_STACKS
-    return m.group == "rdma" or stack not in NO_RFC7306
+    # RFC 7306: what upstream siw cannot do
+    return m.group == "rdma" or "imm" not in UNSUPPORTED.get(stack, ())
 
 
 def _prefix(stack, link, mode):
@@ -149,10 +148,6 @@ def _prefix(stack, link, mode):
         pre += (f"echo {crc} > /sys/module/siwx/parameters/mpa_crc; "
                 f"echo {impl} > /sys/module/siwx/parameters/crc32c_impl; ")
     return pre
-
-
-def link_of(stack):
-    return "siwx" if stack in SIWX_PARAMS else stack
 
 
 def steps(stacks, measurements, mode, timeout):

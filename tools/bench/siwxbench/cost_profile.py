@@ -14,6 +14,8 @@ import os
 import re
 
 from . import cost_plan
+from .common import fmt_count as _n
+from .cost_parse import ROLES
 from .cost_run import NAME
 from .layout import read_log, round_dirs
 
@@ -92,7 +94,7 @@ def profile(logdir, stack, meas):
     m = cost_plan.BY_NAME[meas]
     du = cost_plan.units(m, m.ns[2]) - cost_plan.units(m, m.ns[1])
     result = {}
-    for n, role in ((1, "server"), (2, "client")):
+    for n, role in ROLES.items():
         ksyms = kernel_symbols(logdir, n)
         sids = [f"{stack}.{meas}.{which}" for which in ("n1", "n2")]
         maps = [e for sid in sids for e in user_maps(logdir, n, sid)]
@@ -115,10 +117,6 @@ def classes(logdir):
         if len(f) == 4:
             out[f[3]] = f[2]
     return out
-
-
-def _n(v):
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def _table(rows, total, cls):

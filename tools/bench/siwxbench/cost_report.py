@@ -9,7 +9,7 @@ import os
 import statistics
 
 from . import cost_plan
-from .common import fmt
+from .common import fmt, fmt_count as _n
 from .cost_parse import FIGURES, per_unit, step_counts
 from .cost_run import NAME
 from .layout import read_plan, round_dirs
@@ -100,12 +100,6 @@ def _ratios(rows):
 def _f(v, nd=3):
     return fmt(v, nd) if v is not None else "-"
 
-
-def _n(v):
-    """A count: whole with thousands' commas from 1000 on, else 3 digits."""
-    if v is None:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def spread(r):

@@ -7,7 +7,7 @@ import os
 import shutil
 
 from . import cost_plan, nfs
-from .common import HERE, die, say
+from .common import HERE, die, link_of, say
 from .layout import round_dir
 from .run import run_harness, vm_command
 
@@ -45,7 +45,7 @@ def boot(a, stacks, ov, outdir, rnd):
         json.dump({"stacks": stacks, "mode": mode,
                    "steps": [s[3] | {"id": s[0]} for s in steps]}, f, indent=1)
     timeout = a.run_timeout or (120 + a.step_timeout + len(steps) * a.step_budget)
-    peers = ",".join(dict.fromkeys(cost_plan.link_of(st) for st in stacks))
+    peers = ",".join(dict.fromkeys(link_of(st) for st in stacks))
     cmd = vm_command(a, f"cost-{rnd}", logdir, peers, ov, timeout, steps) + ["--cost", mode]
     say(f"cost: round {rnd} of {a.rounds}: {peers}: {len(steps)} steps "
         f"(limit {timeout} s); logs: {logdir}")
