@@ -115,7 +115,7 @@ static void siwx_mw_binding_init(struct siwx_mr *b, struct siwx_mw *mw,
 	b->kind = SIWX_MR_WINDOW;
 	b->ibmr.pd = mw->ibmw.pd;
 	b->stag = sqe->rkey;
-	b->access = (int)sqe->add_swap_mask & ~IB_ACCESS_LOCAL_WRITE;
+	b->access = (int)sqe->bind.access & ~IB_ACCESS_LOCAL_WRITE;
 	b->valid = true;
 	b->mw = mw;
 	kref_get(&mr->ref);
@@ -124,24 +124,24 @@ static void siwx_mw_binding_init(struct siwx_mr *b, struct siwx_mw *mw,
 	b->qp_uid = mw->ibmw.type == IB_MW_TYPE_2 ? qp->uid : 0;
 	b->pages = mr->pages;
 	b->iova = sqe->raddr;
-	b->length = sqe->add_swap;
+	b->length = sqe->bind.length;
 	b->first_offset = sqe->raddr - mr->iova + mr->first_offset;
 }
 
 /*
- * Execute the Bind Memory Window SQE (its fields: abi.h) for @qp.
+ * Execute the Bind Memory Window SQE (siwx_sqe_bind: abi.h) for @qp.
  * Returns 0, -EPERM when the bind breaks a rule above (the WR completes
  * with a bind error), or -ENOMEM.
  */
 int siwx_mw_bind(struct siwx_qp *qp, const struct siwx_sqe *sqe)
 {
 	struct siwx_dev *dev = qp->dev;
-	u64 len = sqe->add_swap;
+	u64 len = sqe->bind.length;
 	struct siwx_mr *slot, *mr = NULL, *binding = NULL;
 	struct siwx_mw *mw;
 	int rv = -EPERM;
 
-	if (sqe->add_swap_mask & ~(u64)SIWX_MW_ACCESS)
+	if (sqe->bind.access & ~(u64)SIWX_MW_ACCESS)
 		return -EPERM;	/* zero-based windows included */
 	if (len) {
 		binding = kzalloc(sizeof(*binding), GFP_KERNEL);
@@ -156,11 +156,12 @@ int siwx_mw_bind(struct siwx_qp *qp, const struct siwx_sqe *sqe)
 	if (mw->ibmw.type == IB_MW_TYPE_2 && slot != &mw->idle)
 		goto out;
 	if (len) {
-		u32 lkey = (u32)sqe->compare;
+		u32 lkey = sqe->bind.mr_lkey;
 
 		mr = xa_load(&dev->mrs, lkey >> SIWX_STAG_KEY_BITS);
-		if (!siwx_mw_mr_ok(qp, mr, lkey, sqe->raddr, len,
-				   (int)sqe->add_swap_mask))
+		if (sqe->bind.mr_lkey > U32_MAX ||
+		    !siwx_mw_mr_ok(qp, mr, lkey, sqe->raddr, len,
+				   (int)sqe->bind.access))
 			goto out;
 	}
 	if (slot != &mw->idle)

@@ -9,7 +9,7 @@
  *
  * Kernel-only operations travel in the SQE fields the user operations
  * leave unused: REG_MR carries the MR's new STag in rkey and its access
- * rights in add_swap. RDMA_READ_WITH_INV invalidates the STag of its sink
+ * rights in bind.access. RDMA_READ_WITH_INV invalidates the STag of its sink
  * SGE, as iWARP RNICs do: rdma_rw fills ex.invalidate_rkey before it
  * moves the MR to its next key, so that field may name the old one. The
  * TX engine takes these from kernel QPs only.
@@ -103,7 +103,7 @@ static int siwx_ksqe_op(struct siwx_sqe *sqe, const struct ib_send_wr *wr)
 		break;
 	case IB_WR_REG_MR:
 		sqe->rkey = reg_wr(wr)->key;
-		sqe->add_swap = reg_wr(wr)->access;
+		sqe->bind.access = reg_wr(wr)->access;
 		if (reg_wr(wr)->mr->lkey != reg_wr(wr)->key)
 			return -EINVAL;
 		break;

@@ -653,7 +653,7 @@ static int siwx_tx_reg_mr(struct siwx_conn *conn, u32 pos)
 
 	if (conn->qp->ibqp.uobject)
 		return -EOPNOTSUPP;
-	rv = siwx_mr_fast_reg(conn->qp, sqe->rkey, (int)sqe->add_swap);
+	rv = siwx_mr_fast_reg(conn->qp, sqe->rkey, (int)sqe->bind.access);
 	if (rv)
 		return rv;
 	siwx_sq_mark_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);

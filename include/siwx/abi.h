@@ -74,15 +74,25 @@ enum {
 };
 
 /*
+ * The operands of a Bind Memory Window SQE (IB_UVERBS_WR_BIND_MW, types 1
+ * and 2, no SGEs; rkey is the window's new STag, its index and the new
+ * key, and raddr its first tagged offset). They lie over the atomic
+ * operands, which a bind has none of, at the offsets the bind used before
+ * its fields had names: the layout, and SIWX_ABI_VERSION, are unchanged.
+ * Kernel ULPs' IB_WR_REG_MR uses access too (siwx.ko's own SQEs only).
+ */
+struct siwx_sqe_bind {
+	__aligned_u64 length;		/* the window's length; 0: unbind */
+	__aligned_u64 access;		/* its rights (IB_ACCESS_*) */
+	__aligned_u64 mr_lkey;		/* the MR it is bound to */
+	__aligned_u64 reserved;
+};
+
+/*
  * Send queue element. opcode is an enum ib_uverbs_wr_opcode value
  * (<rdma/ib_user_verbs.h>); the plain verbs atomics are sent with the
  * masks RFC 7306 gives them (FetchAdd: add mask 0; CmpSwap: all ones),
  * the MASKED_ variants with the masks given here.
- *
- * IB_UVERBS_WR_BIND_MW (types 1 and 2) has no SGEs: rkey is the window's
- * new STag (its index and the new key), raddr and add_swap the window's
- * first tagged offset and length (0: unbind), compare the lkey of the
- * MR it is bound to and add_swap_mask its access flags (IB_ACCESS_*).
  */
 struct siwx_sqe {
 	__aligned_u64 id;		/* wr_id */
@@ -92,10 +102,15 @@ struct siwx_sqe {
 	__u32 rkey;			/* remote STag; invalidate STag */
 	__aligned_u64 raddr;		/* remote tagged offset */
 	__u8 imm[SIWX_IMM_LEN];		/* Immediate Data, wire order */
-	__aligned_u64 add_swap;		/* Add Data / Swap Data */
-	__aligned_u64 add_swap_mask;
-	__aligned_u64 compare;
-	__aligned_u64 compare_mask;
+	union {
+		struct {			/* the atomics (RFC 7306) */
+			__aligned_u64 add_swap;	/* Add Data / Swap Data */
+			__aligned_u64 add_swap_mask;
+			__aligned_u64 compare;
+			__aligned_u64 compare_mask;
+		};
+		struct siwx_sqe_bind bind;	/* IB_UVERBS_WR_BIND_MW */
+	};
 	/*
 	 * With SIWX_WQE_INLINE, num_sge carries the inline payload length in
 	 * bytes (0..SIWX_MAX_INLINE, fits the __u8) and inline_data[] the

@@ -160,9 +160,9 @@ int siwx_sqe_op_bind_mw(struct siwx_sqe *sqe, const struct ibv_mw *mw,
 	sqe->opcode = IB_UVERBS_WR_BIND_MW;
 	sqe->rkey = rkey;
 	sqe->raddr = info->addr;
-	sqe->add_swap = info->length;
-	sqe->compare = info->length ? info->mr->lkey : 0;
-	sqe->add_swap_mask = info->mw_access_flags;
+	sqe->bind.length = info->length;
+	sqe->bind.mr_lkey = info->length ? info->mr->lkey : 0;
+	sqe->bind.access = info->mw_access_flags;
 	return 0;
 }
 

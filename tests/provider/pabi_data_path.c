@@ -466,8 +466,8 @@ static void dp_memory_windows(void)
 	CHECK(sqe && sqe->id == 0xb1 && sqe->opcode == IB_UVERBS_WR_BIND_MW &&
 		      sqe->rkey == 0x3302 &&
 		      sqe->raddr == (uintptr_t)buf + 64 &&
-		      sqe->add_swap == 128 && sqe->compare == 0x1111 &&
-		      sqe->add_swap_mask == rw && sqe->num_sge == 0 &&
+		      sqe->bind.length == 128 && sqe->bind.mr_lkey == 0x1111 &&
+		      sqe->bind.access == rw && sqe->num_sge == 0 &&
 		      (sqe->flags & SIWX_WQE_SIGNALLED),
 	      "type 1 bind SQE");
 	kernel_release(sq);
@@ -475,7 +475,8 @@ static void dp_memory_windows(void)
 	CHECK(ibv_bind_mw(qp, mw1, &bind) == 0 && mw1->rkey == 0x3302,
 	      "unbind keeps the key");
 	sqe = kernel_take_only_sqe(sq);
-	CHECK(sqe && sqe->add_swap == 0 && sqe->compare == 0, "unbind SQE");
+	CHECK(sqe && sqe->bind.length == 0 && sqe->bind.mr_lkey == 0,
+	      "unbind SQE");
 	kernel_release(sq);
 
 	mw2 = ibv_alloc_mw(dp.pd, IBV_MW_TYPE_2);
@@ -492,8 +493,8 @@ static void dp_memory_windows(void)
 	sqe = kernel_take_only_sqe(sq);
 	CHECK(sqe && sqe->id == 0xb2 && sqe->opcode == IB_UVERBS_WR_BIND_MW &&
 		      sqe->rkey == 0x3402 && sqe->raddr == (uintptr_t)buf &&
-		      sqe->add_swap == 8 &&
-		      sqe->add_swap_mask == IBV_ACCESS_REMOTE_ATOMIC &&
+		      sqe->bind.length == 8 &&
+		      sqe->bind.access == IBV_ACCESS_REMOTE_ATOMIC &&
 		      !(sqe->flags & SIWX_WQE_SIGNALLED),
 	      "type 2 bind SQE");
 	kernel_release(sq);

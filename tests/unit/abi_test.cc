@@ -21,6 +21,11 @@ static_assert(offsetof(siwx_sqe, raddr) == 16);
 static_assert(offsetof(siwx_sqe, imm) == 24);
 static_assert(offsetof(siwx_sqe, add_swap) == 32);
 static_assert(offsetof(siwx_sqe, compare_mask) == 56);
+// The bind's names lie where the bind put its operands before it had them.
+static_assert(offsetof(siwx_sqe, bind.length) == offsetof(siwx_sqe, add_swap));
+static_assert(offsetof(siwx_sqe, bind.access) == offsetof(siwx_sqe, add_swap_mask));
+static_assert(offsetof(siwx_sqe, bind.mr_lkey) == offsetof(siwx_sqe, compare));
+static_assert(sizeof(siwx_sqe_bind) == 32);
 static_assert(offsetof(siwx_sqe, sge) == 64);
 static_assert(sizeof(siwx_sqe::inline_data) == SIWX_MAX_INLINE);
 static_assert(sizeof(siwx_rqe) == 112);
