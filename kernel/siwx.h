@@ -323,16 +323,41 @@ static inline bool siwx_count_get(atomic_t *count, int max)
 	return atomic_add_unless(count, 1, max);
 }
 
-/* siwx_main.c */
-int siwx_dev_list_add(struct siwx_dev *dev);
-void siwx_dev_list_del(struct siwx_dev *dev);
-struct siwx_dev *siwx_dev_find(struct net_device *netdev);
-bool siwx_dev_on_loopback(void);
+/*
+ * The QP's references (siwx_qp.ref): iwcm's and the connection's. The
+ * last one lets destroy_qp go on.
+ */
+static inline void siwx_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct siwx_qp, ref)->released);
+}
+
+static inline void siwx_qp_get(struct siwx_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+static inline void siwx_qp_put(struct siwx_qp *qp)
+{
+	kref_put(&qp->ref, siwx_qp_release);
+}
+
+/*
+ * The verbs entry points, by file (siwx_dev.c's dispatch table, and
+ * siwx_compat.h's adaptors where the kernels' signatures differ).
+ */
 
 /* siwx_dev.c */
 int siwx_dev_add(const char *name, struct net_device *netdev);
 int siwx_netdev_event(struct notifier_block *nb, unsigned long event,
 		      void *ptr);
+
+/* siwx_dev_list.c: the module's devices */
+int siwx_dev_list_add(struct siwx_dev *dev);
+void siwx_dev_list_del(struct siwx_dev *dev);
+struct siwx_dev *siwx_dev_find(struct net_device *netdev);
+bool siwx_dev_on_loopback(void);
+void siwx_dev_remove_all(void);
 
 /* siwx_query.c */
 int siwx_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -355,16 +380,6 @@ void siwx_disassociate_ucontext(struct ib_ucontext *ibuc);
 int siwx_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int siwx_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
-/* siwx_queue.c */
-int siwx_ring_alloc(struct siwx_ring *ring, u32 num, u32 elem_size,
-		    size_t ctrl_size);
-void *siwx_ring_ctrl(struct siwx_ring *ring);
-int siwx_ring_publish(struct siwx_ring *ring, struct ib_udata *udata,
-		      u64 *key);
-void siwx_ring_free(struct siwx_ring *ring);
-int siwx_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
-void siwx_mmap_free(struct rdma_user_mmap_entry *rentry);
-
 /* siwx_cq.c */
 int siwx_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
@@ -379,9 +394,6 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 int siwx_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int siwx_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
-void siwx_qp_event(struct siwx_qp *qp, enum ib_event_type type);
-void siwx_qp_get(struct siwx_qp *qp);
-void siwx_qp_put(struct siwx_qp *qp);
 
 /* siwx_qp_state.c */
 int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -413,50 +425,43 @@ struct ib_mr *siwx_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int siwx_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
-struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag);
-void siwx_mr_put(struct siwx_mr *mr);
 int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access);
-struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
 
 /* siwx_mw.c */
 int siwx_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int siwx_dealloc_mw(struct ib_mw *ibmw);
 int siwx_mw_bind(struct siwx_qp *qp, const struct siwx_sqe *sqe);
-void siwx_mw_unbind_locked(struct siwx_dev *dev, struct siwx_mr *binding);
 
-/* siwx_comp.c */
-struct siwx_cqe_info {
-	u64 id;
-	u32 bytes;
-	u32 inval_stag;
-	u16 flags;		/* SIWX_CQE_* without VALID */
-	u8 opcode;
-	u8 status;
-	const u8 *imm;		/* SIWX_IMM_LEN octets, or NULL */
-};
+/* siwx_iwcm.c */
+void siwx_iw_add_ref(struct ib_qp *ibqp);
+void siwx_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *siwx_iw_get_qp(struct ib_device *ibdev, int qpn);
 
-void siwx_cq_post(struct siwx_cq *cq, struct siwx_qp *qp,
-		  const struct siwx_cqe_info *ci);
-u8 siwx_wr_to_wc_opcode(u8 wr_opcode);
-void siwx_sq_complete(struct siwx_qp *qp);
-void siwx_qp_flush(struct siwx_qp *qp);
-void siwx_qp_flush_final(struct siwx_qp *qp);
+/* siwx_cm.c */
+int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int siwx_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+int siwx_iw_create_listen(struct iw_cm_id *id, int backlog);
+int siwx_iw_destroy_listen(struct iw_cm_id *id);
+
+/* siwx_conn.c: a QP leaving RTS closes its connection */
+void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);
+int siwx_wq_init(void);
+void siwx_wq_exit(void);
 
 /* siwx_crc32c.c */
 int siwx_crc32c_init(void);
 
-/* siwx_conn.c */
-void siwx_qp_disconnect(struct siwx_qp *qp, bool abortive);
 /* siwx_objects.c: module-wide counts of our own objects (debugfs) */
 struct siwx_objects {
 	atomic_t conns;
 	atomic_t listeners;
 	atomic64_t pinned_pages;
+	/* the budget the stage's pools hold, in pages (siwx_tx_pool.c) */
+	atomic_long_t tx_pool_taken;
 };
 
 extern struct siwx_objects siwx_objects;
-/* siwx_tx_pool.c: the shared budget the stage's pools hold, in pages */
-long siwx_tx_pool_taken_pages(void);
 void siwx_objects_init(void);
 void siwx_objects_exit(void);
 
@@ -482,18 +487,5 @@ DECLARE_PER_CPU(struct siwx_copies, siwx_copies);
 #define siwx_copies_add(field, n) this_cpu_add(siwx_copies.field, (n))
 struct dentry;
 void siwx_copies_init(struct dentry *dir);
-
-int siwx_wq_init(void);
-void siwx_wq_exit(void);
-
-/* siwx_iwcm.c */
-void siwx_iw_add_ref(struct ib_qp *ibqp);
-void siwx_iw_rem_ref(struct ib_qp *ibqp);
-struct ib_qp *siwx_iw_get_qp(struct ib_device *ibdev, int qpn);
-int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
-int siwx_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
-int siwx_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
-int siwx_iw_create_listen(struct iw_cm_id *id, int backlog);
-int siwx_iw_destroy_listen(struct iw_cm_id *id);
 
 #endif /* SIWX_H */

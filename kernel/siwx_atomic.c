@@ -1,36 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * RFC 7306 atomics with real CPU atomics on the registered page, so
- * they are atomic against every QP of every siwx device and against
- * local CPU atomics on the same word. Memory is untouched on a fault.
+ * RFC 7306 atomics (5.1: FetchAdd and CmpSwap, both masked; 5.3) with
+ * real CPU atomics on the registered page, so they are atomic against
+ * every QP of every siwx device and against local CPU atomics on the same
+ * word. Memory is untouched on a fault. The arithmetic is the protocol
+ * core's (siwx_atomic_apply()).
  */
 #include <linux/atomic.h>
 #include <linux/highmem.h>
 
-#include "siwx_conn.h"
+#include "siwx_atomic.h"
+#include "siwx_stag.h"
 
 /* Responder: execute an Atomic Request (valid AOpCode, from the core). */
 int siwx_atomic_execute(struct siwx_qp *qp,
 			const struct siwx_atomic_req *req, u64 *orig,
 			struct siwx_term *err)
 {
-	enum siwx_access_fault fault = SIWX_FAULT_INVALID_STAG;
+	enum siwx_access_fault fault;
 	struct siwx_mr *mr;
 	unsigned int off;
 	struct page *page;
 	u64 *word, old;
 	void *va;
 
-	mr = siwx_mr_get(qp->dev, req->stag);
+	mr = siwx_mr_get_checked(qp, req->stag, IB_ACCESS_REMOTE_ATOMIC,
+				 req->to, sizeof(u64), &fault);
 	if (!mr)
 		goto fault;
-	if (siwx_mr_check(qp, mr, IB_ACCESS_REMOTE_ATOMIC, req->to,
-			  sizeof(u64), &fault))
-		goto fault_put;
 	page = siwx_mr_page(mr, req->to, &off);
 	if (!page || (req->to & 7) || (off & 7)) {
+		siwx_mr_put(mr);
 		fault = SIWX_FAULT_MISALIGNED;
-		goto fault_put;
+		goto fault;
 	}
 	va = kmap_local_page(page);
 	word = va + off;
@@ -47,8 +49,6 @@ int siwx_atomic_execute(struct siwx_qp *qp,
 	*orig = old;
 	return 0;
 
-fault_put:
-	siwx_mr_put(mr);
 fault:
 	*err = siwx_term_for_access(SIWX_ACCESS_ATOMIC, fault);
 	return -EACCES;
@@ -60,16 +60,13 @@ int siwx_atomic_result(struct siwx_qp *qp, const struct siwx_sge *sink,
 {
 	enum siwx_access_fault fault;
 	struct siwx_mr *mr;
-	int rv;
 
-	mr = siwx_mr_get(qp->dev, sink->lkey);
+	mr = siwx_mr_get_checked(qp, sink->lkey, IB_ACCESS_LOCAL_WRITE,
+				 sink->addr, sizeof(value), &fault);
 	if (!mr)
 		return -EACCES;
-	rv = siwx_mr_check(qp, mr, IB_ACCESS_LOCAL_WRITE, sink->addr,
-			   sizeof(value), &fault);
-	if (!rv)
-		siwx_mr_copy_to(mr, sink->addr, (const u8 *)&value,
-				sizeof(value), NULL);
+	siwx_mr_copy_to(mr, sink->addr, (const u8 *)&value, sizeof(value),
+			NULL);
 	siwx_mr_put(mr);
-	return rv;
+	return 0;
 }

@@ -29,7 +29,7 @@
 #include <siwx/proto/bytes.h>
 
 #include "siwx_compat.h"
-#include "siwx_conn.h"
+#include "siwx_dp.h"
 
 struct siwx_listener {
 	struct kref ref;
@@ -238,7 +238,7 @@ static void siwx_listen_accept_work(struct work_struct *work)
 		sock->sk->sk_user_data = NULL;
 		sock->sk->sk_data_ready = l->saved_data_ready;
 		write_unlock_bh(&sock->sk->sk_callback_lock);
-		conn = siwx_conn_alloc(l->dev);
+		conn = siwx_conn_new(l->dev);
 		if (!conn) {
 			sock_release(sock);
 			continue;
@@ -307,11 +307,58 @@ static int siwx_listen_elsewhere(struct iw_cm_id *id)
 	return 0;
 }
 
+/*
+ * The listener's socket, bound to @id's address and listening, its
+ * data_ready ours.
+ */
+static int siwx_listen_sock(struct siwx_listener *l, struct iw_cm_id *id,
+			    int backlog)
+{
+	struct sock *sk;
+	int rv;
+
+	rv = sock_create_kern(&init_net, id->m_local_addr.ss_family,
+			      SOCK_STREAM, IPPROTO_TCP, &l->sock);
+	if (rv)
+		return rv;
+	sk = l->sock->sk;
+	sk->sk_reuse = SK_CAN_REUSE;
+	rv = siwx_sock_set_afonly(l->sock, id);
+	if (rv)
+		goto err;
+	/*
+	 * rdma_listen() on the wildcard address asks every RDMA device to
+	 * listen on the port. Ours takes only what arrives on its netdev:
+	 * else another iWARP device's listener on that port could not bind
+	 * (EADDRINUSE fails the whole rdma_listen), or we would take
+	 * connections meant for it.
+	 */
+	if (siwx_addr_is_any(&id->m_local_addr)) {
+		rv = sock_bindtoindex(sk, l->dev->netdev->ifindex, true);
+		if (rv)
+			goto err;
+	}
+	rv = siwx_kernel_bind(l->sock, &id->m_local_addr,
+			      siwx_addr_len(&id->m_local_addr));
+	if (rv)
+		goto err;
+	write_lock_bh(&sk->sk_callback_lock);
+	l->saved_data_ready = sk->sk_data_ready;
+	sk->sk_user_data = l;
+	sk->sk_data_ready = siwx_listen_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	rv = kernel_listen(l->sock, backlog);
+	if (!rv)
+		return 0;
+err:
+	sock_release(l->sock);
+	return rv;
+}
+
 int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 {
 	struct siwx_dev *dev = to_siwx_dev(id->device);
 	struct siwx_listener *l;
-	struct sock *sk;
 	int rv;
 
 	if (siwx_addr_is_loopback(&id->m_local_addr) &&
@@ -327,49 +374,14 @@ int siwx_iw_create_listen(struct iw_cm_id *id, int backlog)
 	INIT_WORK(&l->accept_work, siwx_listen_accept_work);
 	l->id = id;
 	l->dev = dev;
-
-	rv = sock_create_kern(&init_net, id->m_local_addr.ss_family,
-			      SOCK_STREAM, IPPROTO_TCP, &l->sock);
-	if (rv)
-		goto err_free;
-	sk = l->sock->sk;
-	sk->sk_reuse = SK_CAN_REUSE;
-	rv = siwx_sock_set_afonly(l->sock, id);
-	if (rv)
-		goto err_sock;
-	/*
-	 * rdma_listen() on the wildcard address asks every RDMA device to
-	 * listen on the port. Ours takes only what arrives on its netdev:
-	 * else another iWARP device's listener on that port could not bind
-	 * (EADDRINUSE fails the whole rdma_listen), or we would take
-	 * connections meant for it.
-	 */
-	if (siwx_addr_is_any(&id->m_local_addr)) {
-		rv = sock_bindtoindex(sk, l->dev->netdev->ifindex, true);
-		if (rv)
-			goto err_sock;
+	rv = siwx_listen_sock(l, id, backlog);
+	if (rv) {
+		kfree(l);
+		atomic_dec(&siwx_objects.listeners);
+		return rv;
 	}
-	rv = siwx_kernel_bind(l->sock, &id->m_local_addr,
-			      siwx_addr_len(&id->m_local_addr));
-	if (rv)
-		goto err_sock;
-	write_lock_bh(&sk->sk_callback_lock);
-	l->saved_data_ready = sk->sk_data_ready;
-	sk->sk_user_data = l;
-	sk->sk_data_ready = siwx_listen_data_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
-	rv = kernel_listen(l->sock, backlog);
-	if (rv)
-		goto err_sock;
 	id->provider_data = l;
 	return 0;
-
-err_sock:
-	sock_release(l->sock);
-err_free:
-	kfree(l);
-	atomic_dec(&siwx_objects.listeners);
-	return rv;
 }
 
 int siwx_iw_destroy_listen(struct iw_cm_id *id)
@@ -499,12 +511,16 @@ static void siwx_cm_loopback_hint(struct iw_cm_id *id, int rv)
 		siwx_loopback_served(id, "refused by", &id->m_remote_addr);
 }
 
-static void siwx_cm_active_work(struct work_struct *work)
+/*
+ * Initiator: connect, send the MPA Request, read and check the Reply
+ * (RFC 5044 7.1). 0 when accepted; a rejecting Reply is left in *@rep
+ * and *@reply points at it.
+ */
+static int siwx_cm_mpa_request(struct siwx_conn *conn,
+			       struct siwx_mpa_rr *rep,
+			       struct siwx_mpa_rr **reply)
 {
-	struct siwx_conn *conn = container_of(work, struct siwx_conn,
-					      cm_work);
 	struct iw_cm_id *id = conn->id;
-	struct siwx_mpa_rr rep, *reply = NULL;
 	enum siwx_mpa_verdict verdict;
 	struct siwx_term err;
 	int rv;
@@ -513,31 +529,37 @@ static void siwx_cm_active_work(struct work_struct *work)
 	rv = siwx_kernel_connect(conn->sock, &id->m_remote_addr,
 				 siwx_addr_len(&id->m_remote_addr), 0);
 	if (rv)
-		goto fail;
+		return rv;
 	siwx_mpa_make_request(&conn->pol, conn->ulp_ird, conn->ulp_ord,
 			      conn->ulp_pd, conn->ulp_pd_len, &conn->req);
 	rv = siwx_cm_send_rr(conn, &conn->req);
 	if (rv)
-		goto fail;
-	rv = siwx_cm_recv_rr(conn, &rep);
+		return rv;
+	rv = siwx_cm_recv_rr(conn, rep);
 	if (rv) {
 		pr_info_ratelimited("siwx: MPA Reply not read: %d\n", rv);
-		if (rv != -EINVAL && rv != -EAGAIN)
-			rv = -ECONNRESET;
-		goto fail;
+		return rv == -EINVAL || rv == -EAGAIN ? rv : -ECONNRESET;
 	}
-	verdict = siwx_mpa_check_reply(&conn->pol, &conn->req, &rep,
+	verdict = siwx_mpa_check_reply(&conn->pol, &conn->req, rep,
 				       &conn->mpa, &err);
 	if (verdict == SIWX_MPA_REJECTED) {
-		reply = &rep;
-		rv = -ECONNREFUSED;
-		goto fail;
+		*reply = rep;
+		return -ECONNREFUSED;
 	}
-	if (verdict != SIWX_MPA_ACCEPTED) {
-		rv = -EINVAL;
-		goto fail;
-	}
+	return verdict == SIWX_MPA_ACCEPTED ? 0 : -EINVAL;
+}
 
+static void siwx_cm_active_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(work, struct siwx_conn,
+					      cm_work);
+	struct iw_cm_id *id = conn->id;
+	struct siwx_mpa_rr rep, *reply = NULL;
+	int rv;
+
+	rv = siwx_cm_mpa_request(conn, &rep, &reply);
+	if (rv)
+		goto fail;
 	mutex_lock(&conn->mutex);
 	rv = siwx_conn_bind_qp(conn, conn->cm_qp);
 	if (rv) {
@@ -548,7 +570,7 @@ static void siwx_cm_active_work(struct work_struct *work)
 	conn->rtr_send = conn->mpa.rtr != 0;
 	siwx_conn_start(conn);
 	if (conn->rtr_send)
-		siwx_tx_kick(conn);
+		siwx_conn_kick_tx(conn);
 	siwx_cm_upcall(conn, id, IW_CM_EVENT_CONNECT_REPLY, 0, &rep);
 	conn->established = true;
 	mutex_unlock(&conn->mutex);
@@ -579,7 +601,7 @@ int siwx_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (param->private_data_len >
 	    SIWX_MPA_MAX_PD_LEN - SIWX_MPA_V2_PARAMS_LEN)
 		return -EINVAL;
-	conn = siwx_conn_alloc(dev);
+	conn = siwx_conn_new(dev);
 	if (!conn)
 		return -ENOMEM;
 	conn->cm_qp = to_siwx_qp(ibqp);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Completions: CQEs into the CQ ring (and the completion event), SQ
- * completions in posting order, and the flush of everything a QP in
- * ERROR still holds.
+ * Completions and events: CQEs into the CQ ring (and the completion
+ * event), SQ completions in posting order (RFC 5040 5.5), the flush of
+ * everything a QP in ERROR still holds, and the asynchronous events of
+ * QPs, SRQs and CQs.
  */
 #include <linux/ktime.h>
 #include <rdma/ib_user_verbs.h>
 
 #include <siwx/sqe_op.h>
 
-#include "siwx_conn.h"
+#include "siwx_comp.h"
+#include "siwx_ring.h"
+#include "siwx_stag.h"
 
 static void siwx_cq_overflow(struct siwx_cq *cq)
 {
@@ -139,7 +142,7 @@ static void siwx_sq_post_shadow(struct siwx_qp *qp,
  * posted as soon as the completion is polled finds its slot free (the
  * CQE is built from the shadow, not from the slot).
  */
-void siwx_sq_complete(struct siwx_qp *qp)
+static void siwx_sq_complete(struct siwx_qp *qp)
 {
 	spin_lock_bh(&qp->sq_lock);
 	while (qp->sq_done != qp->sq_tx) {
@@ -153,6 +156,23 @@ void siwx_sq_complete(struct siwx_qp *qp)
 		siwx_sq_post_shadow(qp, sh);
 	}
 	spin_unlock_bh(&qp->sq_lock);
+}
+
+/*
+ * The work of the SQE at @pos is done: it completes with @status and
+ * @bytes once every SQE before it has completed.
+ */
+void siwx_sq_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes)
+{
+	struct siwx_sq_shadow *sh;
+
+	spin_lock_bh(&qp->sq_lock);
+	sh = siwx_sq_shadow_at(qp, pos);
+	sh->status = status;
+	sh->bytes = bytes;
+	sh->done = true;
+	spin_unlock_bh(&qp->sq_lock);
+	siwx_sq_complete(qp);
 }
 
 /*
@@ -218,4 +238,29 @@ void siwx_qp_flush_final(struct siwx_qp *qp)
 	/* rq_flush before reading the rings (pairs with the provider's) */
 	smp_mb();
 	siwx_qp_flush(qp);
+}
+
+/* An affiliated asynchronous event of @qp (any context). */
+void siwx_qp_event(struct siwx_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+void siwx_srq_event(struct siwx_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.event = type,
+		.element.srq = &srq->ibsrq,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }

@@ -2,16 +2,16 @@
 /*
  * The one place where siwx.ko meets differences between the kernels it
  * builds for (Debian 12's 6.1, Debian 13's 6.12, sid's 7.2). The rest of
- * the module calls the siwx_compat_* and siwx_* helpers below and has no
- * version or feature conditionals of its own.
+ * the module uses the siwx_compat_* and siwx_* helpers below and has no
+ * version or feature conditionals of its own. This header uses nothing
+ * of siwx: where an op's signature differs, a SIWX_COMPAT_* macro defines
+ * the op, of this kernel's type, in the file that names siwx's function.
  *
  * Each entry keys on a SIWX_HAVE_<NAME> feature macro that kernel/Kbuild
- * defines when kernel/siwx_compat_probe.c compiles with SIWX_PROBE_<NAME>
+ * defines when siwx_compat_probe.c compiles with SIWX_PROBE_<NAME>
  * against the target kernel's headers, so a distribution kernel that
  * backported a change gets the right side too. Each entry says which
- * upstream release changed what. One entry, siwx_compat_lo_hwaddr(), is
- * about a change of ib_core's behaviour that left no trace in the headers:
- * its macro alone comes from the kernel's version.
+ * upstream release changed what; one goes by the version (the lo entry).
  */
 #ifndef SIWX_COMPAT_H
 #define SIWX_COMPAT_H
@@ -28,55 +28,58 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "siwx.h"
-
 /*
  * ib_device_ops.create_cq: since 6.11 ("RDMA: Pass uverbs_attr_bundle as
  * part of '.create_cq' op") it gets the whole uverbs_attr_bundle instead
- * of the ib_udata. The driver's udata is the bundle's driver_udata, the
- * same one the write and ioctl paths filled in before; kernel users
- * (__ib_create_cq) pass NULL, as they passed a NULL udata before.
+ * of the ib_udata. The driver's udata is the bundle's driver_udata; kernel
+ * users (__ib_create_cq) pass NULL, as they passed a NULL udata before.
+ * Defines the op, @prefix_create_cq, which calls @impl with the udata.
  */
 #ifdef SIWX_HAVE_CREATE_CQ_ATTRS
-static inline int siwx_compat_create_cq(struct ib_cq *ibcq,
-					const struct ib_cq_init_attr *attr,
-					struct uverbs_attr_bundle *attrs)
-{
-	return siwx_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+#define SIWX_COMPAT_CREATE_CQ(prefix, impl)				\
+static int prefix##_create_cq(struct ib_cq *ibcq,			\
+			      const struct ib_cq_init_attr *attr,	\
+			      struct uverbs_attr_bundle *attrs)		\
+{									\
+	return impl(ibcq, attr, attrs ? &attrs->driver_udata : NULL);	\
 }
 #else
-static inline int siwx_compat_create_cq(struct ib_cq *ibcq,
-					const struct ib_cq_init_attr *attr,
-					struct ib_udata *udata)
-{
-	return siwx_create_cq(ibcq, attr, udata);
+#define SIWX_COMPAT_CREATE_CQ(prefix, impl)				\
+static int prefix##_create_cq(struct ib_cq *ibcq,			\
+			      const struct ib_cq_init_attr *attr,	\
+			      struct ib_udata *udata)			\
+{									\
+	return impl(ibcq, attr, udata);					\
 }
 #endif
 
 /*
  * ib_device_ops.reg_user_mr: 6.17 ("RDMA/core: Introduce a DMAH object
- * and its alloc/free APIs", "IB: Extend UVERBS_METHOD_REG_MR to get DMAH")
- * adds a DMA handle, a PCIe TPH steering hint (CPU id, memory type) that
- * user space created with alloc_dmah and passes with the ioctl REG_MR.
- * siwx has no DMA device and no alloc_dmah, so a handle can only be
- * refused, as siw refuses it.
+ * and its alloc/free APIs") adds a DMA handle, a PCIe TPH steering hint
+ * that user space made with alloc_dmah. siwx has no DMA device and no
+ * alloc_dmah, so a handle can only be refused, as siw refuses it.
+ * Defines the op, @prefix_reg_user_mr, which calls @impl.
  */
 #ifdef SIWX_HAVE_REG_USER_MR_DMAH
-static inline struct ib_mr *
-siwx_compat_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-			int access, struct ib_dmah *dmah,
-			struct ib_udata *udata)
-{
-	if (dmah)
-		return ERR_PTR(-EOPNOTSUPP);
-	return siwx_reg_user_mr(ibpd, start, length, iova, access, udata);
+#define SIWX_COMPAT_REG_USER_MR(prefix, impl)				\
+static struct ib_mr *prefix##_reg_user_mr(struct ib_pd *ibpd, u64 start, \
+					  u64 length, u64 iova,		\
+					  int access,			\
+					  struct ib_dmah *dmah,		\
+					  struct ib_udata *udata)	\
+{									\
+	if (dmah)							\
+		return ERR_PTR(-EOPNOTSUPP);				\
+	return impl(ibpd, start, length, iova, access, udata);		\
 }
 #else
-static inline struct ib_mr *
-siwx_compat_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 iova,
-			int access, struct ib_udata *udata)
-{
-	return siwx_reg_user_mr(ibpd, start, length, iova, access, udata);
+#define SIWX_COMPAT_REG_USER_MR(prefix, impl)				\
+static struct ib_mr *prefix##_reg_user_mr(struct ib_pd *ibpd, u64 start, \
+					  u64 length, u64 iova,		\
+					  int access,			\
+					  struct ib_udata *udata)	\
+{									\
+	return impl(ibpd, start, length, iova, access, udata);		\
 }
 #endif
 
@@ -128,32 +131,24 @@ static inline int siwx_kernel_connect(struct socket *sock,
 /*
  * ib_device_ops.resize_cq: newer kernels (7.2 checked; not 6.12) have
  * resize_user_cq instead, for user CQs only, with an unsigned count, and
- * no ib_resize_cq() for kernel ULPs. siwx_resize_cq() serves both. The
- * op's name differs, so these ops join the device's after siwx_dev_ops.
+ * no ib_resize_cq() for kernel ULPs. The op's name differs, so it goes in
+ * a table of its own, @prefix_resize_cq_ops (ib_set_device_ops() after
+ * the device's), whose op calls @impl, which serves both.
  */
 #ifdef SIWX_HAVE_RESIZE_USER_CQ
-static inline int siwx_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
-					struct ib_udata *udata)
-{
-	return siwx_resize_cq(ibcq, cqe > INT_MAX ? -1 : (int)cqe, udata);
-}
-
-static inline void siwx_compat_set_ops(struct ib_device *ibdev)
-{
-	static const struct ib_device_ops ops = {
-		.resize_user_cq = siwx_compat_resize_cq,
-	};
-
-	ib_set_device_ops(ibdev, &ops);
+#define SIWX_COMPAT_RESIZE_CQ_OPS(prefix, impl)			\
+static int prefix##_resize_cq(struct ib_cq *ibcq, unsigned int cqe,	\
+			      struct ib_udata *udata)			\
+{									\
+	return impl(ibcq, cqe > INT_MAX ? -1 : (int)cqe, udata);	\
+}									\
+static const struct ib_device_ops prefix##_resize_cq_ops = {		\
+	.resize_user_cq = prefix##_resize_cq,				\
 }
 #else
-static inline void siwx_compat_set_ops(struct ib_device *ibdev)
-{
-	static const struct ib_device_ops ops = {
-		.resize_cq = siwx_resize_cq,
-	};
-
-	ib_set_device_ops(ibdev, &ops);
+#define SIWX_COMPAT_RESIZE_CQ_OPS(prefix, impl)			\
+static const struct ib_device_ops prefix##_resize_cq_ops = {		\
+	.resize_cq = impl,						\
 }
 #endif
 
@@ -172,28 +167,12 @@ static inline void siwx_compat_set_ops(struct ib_device *ibdev)
 #endif
 
 /*
- * rdma_cm and the loopback netdev. Before 6.6 ("RDMA/cma: Avoid GID
- * lookups on iWARP devices", 2023) rdma_cm finds the device of an iWARP
- * connection, at both ends, by a GID made of the hardware address of the
- * netdev that owns the connection's local address (cma_iw_acquire_dev(),
- * cma_acquire_dev_by_src_ip()). lo's address is all zeros, a GID ib_core
- * never stores, so every connection over lo (127.0.0.0/8, ::1) is
- * rejected, whichever iWARP driver carries it; Debian 12's 6.1 (checked
- * up to 6.1.192) is such a kernel. lo takes a hardware address as an
- * Ethernet device does, while up (eth_mac_addr(), IFF_LIVE_ADDR_CHANGE;
- * NETDEV_CHANGEADDR flushes its neighbours), and a siwx device's GID is
- * its netdev's address (siwx_dev_set_mac()): then the lookup finds the
- * device on lo. So on these kernels a siwx device added on lo first gives
- * lo a random locally administered address if it has none, and says so.
- * Nothing else uses lo's address; it stays when the device goes (an
- * all-zero address cannot be set back through the same call). Since 6.6
- * rdma_cm matches an iWARP port by the netdev's ifindex and lo is left as
- * it is (6.12 and 7.2 checked). The change is inside ib_core and nothing
- * in the headers shows it, so kernel/Kbuild defines
- * SIWX_HAVE_CMA_IWARP_IFINDEX by the kernel's version, the one entry that
- * goes by version (a kernel that backported the change gets an address on
- * lo it does not need, and works either way); docs/protocol-decisions.md
- * has the path.
+ * rdma_cm and lo: before 6.6 ("RDMA/cma: Avoid GID lookups on iWARP
+ * devices") rdma_cm finds an iWARP connection's device by a GID made of
+ * the hardware address of the netdev with the local address, and lo has
+ * none, so a device on lo first gives lo a random one if it has none
+ * (docs/protocol-decisions.md, "One machine"). Nothing in the headers
+ * shows the change: kernel/Kbuild keys this entry on the version.
  */
 #ifdef SIWX_HAVE_CMA_IWARP_IFINDEX
 static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
@@ -211,9 +190,8 @@ static inline int siwx_compat_lo_hwaddr(struct net_device *lo)
 		eth_random_addr((u8 *)sa.sa_data);
 		rv = dev_set_mac_address(lo, &sa, NULL);
 		if (!rv)
-			pr_info("siwx: %s: gave %s the hardware address %pM: before Linux 6.6, rdma_cm finds the RDMA device of a connection over %s by that address, and %s had none\n",
-				lo->name, lo->name, lo->dev_addr, lo->name,
-				lo->name);
+			pr_info("siwx: %s: gave %s the hardware address %pM: before Linux 6.6, rdma_cm finds devices on %s by it\n",
+				lo->name, lo->name, lo->dev_addr, lo->name);
 	}
 	rtnl_unlock();
 	return rv;
@@ -264,60 +242,63 @@ static inline int siwx_compat_send_pages(struct socket *sock,
  * ("net: extend ubuf_info callback to ops structure") it is ops->complete
  * (with an optional ops->link_skb, which siwx leaves out: an skb then
  * carries one WR's ubuf_info only); before, the callback pointer itself.
- * The function is the same, and so is dropping a reference: calling it,
- * which does the counting (net_zcopy_put()'s contract, with no skb).
+ * SIWX_COMPAT_UBUF_OPS(prefix, fn) defines @prefix_ubuf_ops, with @fn as
+ * the completion, which siwx_compat_ubuf_init() gives a ubuf_info.
  */
-void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
-		      bool zerocopy_success);
-
 #ifdef SIWX_HAVE_UBUF_INFO_OPS
-static inline void siwx_compat_ubuf_init(struct ubuf_info *ubuf)
-{
-	static const struct ubuf_info_ops ops = {
-		.complete = siwx_zc_complete,
-	};
+#define SIWX_COMPAT_UBUF_OPS(prefix, fn)				\
+static const struct ubuf_info_ops prefix##_ubuf_ops = { .complete = fn }
 
-	ubuf->ops = &ops;
+static inline void siwx_compat_ubuf_init(struct ubuf_info *ubuf,
+					 const struct ubuf_info_ops *ops)
+{
+	ubuf->ops = ops;
 }
 #else
-static inline void siwx_compat_ubuf_init(struct ubuf_info *ubuf)
+struct siwx_compat_ubuf_ops {
+	void (*complete)(struct sk_buff *skb, struct ubuf_info *ubuf,
+			 bool zerocopy_success);
+};
+
+#define SIWX_COMPAT_UBUF_OPS(prefix, fn)				\
+static const struct siwx_compat_ubuf_ops prefix##_ubuf_ops = {		\
+	.complete = fn,							\
+}
+
+static inline void
+siwx_compat_ubuf_init(struct ubuf_info *ubuf,
+		      const struct siwx_compat_ubuf_ops *ops)
 {
-	ubuf->callback = siwx_zc_complete;
+	ubuf->callback = ops->complete;
 }
 #endif
 
-static inline void siwx_compat_ubuf_put(struct ubuf_info *ubuf)
-{
-	siwx_zc_complete(NULL, ubuf, true);
-}
-
 /*
  * Zero-copy sends fill TCP's skbs themselves (msghdr.sg_from_iter, as
- * io_uring's zero-copy send does), charging the send buffer the octets
- * they add (siwx_zc_fill_skb()). The callback of 6.1 takes the socket
- * and charges it; by 6.12 it had lost the socket, and TCP charges the
- * skb's growth in truesize itself.
+ * io_uring's zero-copy send does). The callback of 6.1 takes the socket
+ * and charges it the octets added; by 6.12 it had lost the socket, and
+ * TCP charges the skb's growth in truesize itself. Defines the callback,
+ * @prefix_sg_from_iter, which calls @fill(skb, from, length).
  */
-int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
-		     size_t length);
-
 #ifdef SIWX_HAVE_SG_FROM_ITER_SKB
-static inline int siwx_compat_zc_fill(struct sk_buff *skb,
-				      struct iov_iter *from, size_t length)
-{
-	return siwx_zc_fill_skb(skb, from, length);
+#define SIWX_COMPAT_SG_FROM_ITER(prefix, fill)				\
+static int prefix##_sg_from_iter(struct sk_buff *skb,			\
+				 struct iov_iter *from, size_t length)	\
+{									\
+	return fill(skb, from, length);					\
 }
 #else
-static inline int siwx_compat_zc_fill(struct sock *sk, struct sk_buff *skb,
-				      struct iov_iter *from, size_t length)
-{
-	unsigned int before = skb->truesize;
-	int rv = siwx_zc_fill_skb(skb, from, length);
-
-	sk_wmem_queued_add(sk, skb->truesize - before);
-	if (!skb_zcopy_pure(skb))
-		sk_mem_charge(sk, skb->truesize - before);
-	return rv;
+#define SIWX_COMPAT_SG_FROM_ITER(prefix, fill)				\
+static int prefix##_sg_from_iter(struct sock *sk, struct sk_buff *skb,	\
+				 struct iov_iter *from, size_t length)	\
+{									\
+	unsigned int before = skb->truesize;				\
+	int rv = fill(skb, from, length);				\
+									\
+	sk_wmem_queued_add(sk, skb->truesize - before);			\
+	if (!skb_zcopy_pure(skb))					\
+		sk_mem_charge(sk, skb->truesize - before);		\
+	return rv;							\
 }
 #endif
 

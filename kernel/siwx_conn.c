@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Connections: their lifetime, binding a QP, taking the socket's
- * callbacks over for the data path, and tearing it all down once
- * (siwx_conn_close -> close_work): callbacks back, socket shut, TX
- * stopped, QP to ERROR and flushed, DISCONNECT and CLOSE upcalls,
- * references dropped.
+ * Connections: their lifetime (references, the close that happens once),
+ * binding a QP, the socket's callbacks, the events iw_cm gets, and waking
+ * the TX engine. What runs on a connection, and the close work that tears
+ * it down, are in siwx_dp.c.
  */
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -16,8 +15,7 @@
 struct workqueue_struct *siwx_cm_wq;
 struct workqueue_struct *siwx_tx_wq;
 
-static void siwx_conn_close_work(struct work_struct *work);
-
+/* A connection with its locks and MPA policy; siwx_conn_new() wires it */
 struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 {
 	struct siwx_conn *conn = kvzalloc(sizeof(*conn), GFP_KERNEL);
@@ -30,12 +28,6 @@ struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev)
 	spin_lock_init(&conn->lock);
 	spin_lock_init(&conn->rdq_lock);
 	INIT_LIST_HEAD(&conn->lentry);
-	INIT_WORK(&conn->close_work, siwx_conn_close_work);
-	INIT_WORK(&conn->tx_work, siwx_tx_work);
-	INIT_WORK(&conn->rx_work, siwx_rx_work);
-	INIT_DELAYED_WORK(&conn->rtr_grace, siwx_tx_rtr_grace);
-	siwx_tx_pool_init(conn);
-	siwx_zc_conn_init(conn);
 	mutex_init(&conn->tx_mutex);
 	conn->dev = dev;
 	conn->pol.crc = siwx_mpa_crc;
@@ -58,12 +50,6 @@ static void siwx_conn_free(struct kref *ref)
 {
 	struct siwx_conn *conn = container_of(ref, struct siwx_conn, ref);
 
-	/* TCP's references keep it as long as its skbs need it */
-	if (conn->tx_page)
-		put_page(conn->tx_page);
-	while (conn->tx_nretired)
-		put_page(conn->tx_retired[--conn->tx_nretired]);
-	siwx_tx_pool_release(conn);
 	kvfree(conn);
 	atomic_dec(&siwx_objects.conns);
 }
@@ -88,34 +74,6 @@ void siwx_conn_release_sock(struct siwx_conn *conn)
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	sock_release(conn->sock);
 	conn->sock = NULL;
-}
-
-/*
- * The end of a graceful close, our FIN already queued behind the last
- * FPDUs: read and drop what the peer still sends, until its FIN. TCP
- * resets a connection whose socket is released with unread data (RFC
- * 2525), and a reset discards what it has not sent yet: the peer then
- * lost our last messages, though they had completed here. Gives up
- * after SIWX_CLOSE_LINGER (a peer that never closes gets the reset).
- */
-static void siwx_conn_linger(struct socket *sock)
-{
-	unsigned long end = jiffies + SIWX_CLOSE_LINGER;
-	struct msghdr msg = {};
-	struct kvec iov;
-	void *buf;
-	int rv;
-
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return;
-	do {
-		iov.iov_base = buf;
-		iov.iov_len = PAGE_SIZE;
-		sock->sk->sk_rcvtimeo = max_t(long, end - jiffies, 1);
-		rv = kernel_recvmsg(sock, &msg, &iov, 1, PAGE_SIZE, 0);
-	} while (rv > 0 && time_before(jiffies, end));
-	kfree(buf);
 }
 
 /* Take a reference on @qp and make @conn its connection (QP -> RTS). */
@@ -214,8 +172,12 @@ static void siwx_conn_write_space(struct sock *sk)
 		orig(sk);
 }
 
-/* Hand the socket to the data path and pick up what already arrived. */
-void siwx_conn_start(struct siwx_conn *conn)
+/*
+ * The socket's callbacks to the data path: @data_ready (the RX engine's)
+ * and ours for its state and write space. Returns with sk_user_data set.
+ */
+void siwx_conn_hook_sock(struct siwx_conn *conn,
+			 void (*data_ready)(struct sock *sk))
 {
 	struct sock *sk = conn->sock->sk;
 
@@ -226,21 +188,14 @@ void siwx_conn_start(struct siwx_conn *conn)
 	conn->saved_state_change = sk->sk_state_change;
 	conn->saved_write_space = sk->sk_write_space;
 	sk->sk_user_data = conn;
-	sk->sk_data_ready = siwx_rx_data_ready;
+	sk->sk_data_ready = data_ready;
 	sk->sk_state_change = siwx_conn_state_change;
 	sk->sk_write_space = siwx_conn_write_space;
 	write_unlock_bh(&sk->sk_callback_lock);
-	siwx_rx_kick(conn);
-	if (sk->sk_state != TCP_ESTABLISHED)
-		siwx_conn_close(conn, true);
 }
 
-/*
- * The socket's callbacks back to TCP's. rx_batch may have left data to
- * rx_work: a graceful close reads it, an abortive one drops it with
- * whatever else is still on its way.
- */
-static void siwx_conn_stop(struct siwx_conn *conn, bool graceful)
+/* The socket's callbacks back to TCP's; whether they were ours */
+bool siwx_conn_unhook_sock(struct siwx_conn *conn)
 {
 	struct sock *sk = conn->sock->sk;
 	bool ours;
@@ -254,9 +209,35 @@ static void siwx_conn_stop(struct siwx_conn *conn, bool graceful)
 		sk->sk_write_space = conn->saved_write_space;
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
-	cancel_work_sync(&conn->rx_work);
-	if (ours && graceful)
-		siwx_rx_drain(conn);
+	return ours;
+}
+
+/* Wake the TX engine's work item */
+void siwx_conn_kick_tx(struct siwx_conn *conn)
+{
+	queue_work(siwx_tx_wq, &conn->tx_work);
+}
+
+/*
+ * RX completed a Read or an Atomic: the WRs behind it may go. The engine
+ * waits for that either stalled (ORD full, a fence; tx_active set, so
+ * the provider rang no doorbell for WRs it posted since) or parked on a
+ * ring full of WRs in flight (tx_active clear, so a WR posted into the
+ * freed slot rings the doorbell). Wake it only when a WR waits at its
+ * position: after every Response it cost a context switch per Read with
+ * perftest's one-slot SQ. Owed Responses and a Terminate wake the engine
+ * where RX queues them.
+ */
+void siwx_conn_sq_progress(struct siwx_conn *conn)
+{
+	/*
+	 * sq_done (siwx_sq_done()) before the look at the ring; pairs with
+	 * the provider's publish-then-read-tx_active and the engine's
+	 * clear-then-re-check (siwx_tx_run())
+	 */
+	smp_mb();
+	if (siwx_sq_waiting(conn->qp))
+		siwx_conn_kick_tx(conn);
 }
 
 /* Any context: tear the connection down (once). */
@@ -359,85 +340,6 @@ int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 		}
 	}
 	return id->event_handler(id, &ev);
-}
-
-static void siwx_conn_close_work(struct work_struct *work)
-{
-	struct siwx_conn *conn = container_of(work, struct siwx_conn,
-					      close_work);
-	unsigned long flags;
-	struct siwx_qp *qp;
-	bool abortive, drain;
-
-	mutex_lock(&conn->mutex);
-	spin_lock_irqsave(&conn->lock, flags);
-	abortive = conn->abortive;
-	spin_unlock_irqrestore(&conn->lock, flags);
-	/*
-	 * The socket of a graceful close, and of one that sent a Terminate,
-	 * ends like a graceful one: our FIN behind the last FPDU, what the
-	 * peer still sends read and dropped (siwx_conn_linger). A reset
-	 * would discard a Terminate not yet sent, and the peer would never
-	 * learn why the Stream ended, which is what a Terminate is for.
-	 */
-	drain = !abortive || READ_ONCE(conn->term_sent);
-	qp = conn->qp;
-	if (conn->sock) {
-		siwx_conn_stop(conn, !abortive);
-		WRITE_ONCE(conn->tx_stop, true);
-		/* Ends any send in progress; graceful: FIN after the data */
-		kernel_sock_shutdown(conn->sock, drain ? SHUT_WR : SHUT_RDWR);
-	}
-	if (qp) {
-		spin_lock_bh(&qp->sq_lock);
-		qp->dp_active = false;
-		spin_unlock_bh(&qp->sq_lock);
-		cancel_delayed_work_sync(&conn->rtr_grace);
-		cancel_work_sync(&conn->tx_work);
-		/* and for a doorbell's run of the engine (tx_stop ends it) */
-		mutex_lock(&conn->tx_mutex);
-		mutex_unlock(&conn->tx_mutex);
-		siwx_tx_pool_stop(conn);
-		mutex_lock(&qp->state_lock);
-		qp->state = IB_QPS_ERR;
-		mutex_unlock(&qp->state_lock);
-		siwx_rx_drop_rqe(conn, SIWX_WC_WR_FLUSH_ERR);
-		if (conn->rx_mr) {
-			siwx_mr_put(conn->rx_mr);
-			conn->rx_mr = NULL;
-		}
-		/* Zero-copy WRs: done within a second of a graceful close */
-		siwx_zc_detach(conn, drain ? HZ : 0);
-		siwx_qp_flush(qp);
-		WRITE_ONCE(qp->sq_ctrl->tx_active, 0);
-		spin_lock_bh(&qp->sq_lock);
-		qp->conn = NULL;
-		spin_unlock_bh(&qp->sq_lock);
-		/* What was posted while the connection went away. */
-		siwx_qp_flush_final(qp);
-	}
-	if (conn->established && conn->id) {
-		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_DISCONNECT,
-			       conn->abortive ? -ECONNRESET : 0, NULL);
-		siwx_cm_upcall(conn, conn->id, IW_CM_EVENT_CLOSE, 0, NULL);
-		conn->established = false;
-	}
-	if (conn->sock && drain)
-		siwx_conn_linger(conn->sock);
-	siwx_conn_release_sock(conn);
-	if (conn->id) {
-		conn->id->provider_data = NULL;
-		conn->id->rem_ref(conn->id);
-		conn->id = NULL;
-	}
-	if (qp) {
-		conn->qp = NULL;
-		siwx_conn_put(conn);	/* qp->conn's */
-		siwx_qp_put(qp);
-	}
-	mutex_unlock(&conn->mutex);
-	siwx_conn_put(conn);		/* the queued work's */
-	siwx_conn_put(conn);		/* the connection's own */
 }
 
 /*

@@ -60,15 +60,6 @@
 #define SIWX_TX_BATCH (64 * 1024)
 /* Stage pages that bvecs not yet pushed still name (siwx_tx_stage_page()) */
 #define SIWX_TX_RETIRED (SIWX_TX_BATCH / PAGE_SIZE)
-/*
- * Stage pages a connection keeps at most (siwx_tx_pool.c): 4 MiB, TCP's
- * largest send buffer by default (tcp_wmem)
- */
-#define SIWX_TX_POOL 1024
-/* A doorbell's run of the TX engine (siwx_tx_doorbell): its limits */
-#define SIWX_TX_INLINE_WRS 16
-#define SIWX_TX_INLINE_BYTES 4096
-#define SIWX_TX_INLINE_ROOM (16 * 1024)
 
 extern struct workqueue_struct *siwx_cm_wq;
 extern struct workqueue_struct *siwx_tx_wq;
@@ -225,64 +216,17 @@ static inline bool siwx_term_is_pending(struct siwx_conn *conn)
 struct siwx_conn *siwx_conn_alloc(struct siwx_dev *dev);
 void siwx_conn_get(struct siwx_conn *conn);
 void siwx_conn_put(struct siwx_conn *conn);
-void siwx_conn_start(struct siwx_conn *conn);
+void siwx_conn_hook_sock(struct siwx_conn *conn,
+			 void (*data_ready)(struct sock *sk));
+bool siwx_conn_unhook_sock(struct siwx_conn *conn);
 void siwx_conn_close(struct siwx_conn *conn, bool abortive);
 void siwx_conn_release_sock(struct siwx_conn *conn);
 int siwx_conn_bind_qp(struct siwx_conn *conn, struct siwx_qp *qp);
 void siwx_conn_unbind_qp(struct siwx_conn *conn);
+void siwx_conn_kick_tx(struct siwx_conn *conn);
+void siwx_conn_sq_progress(struct siwx_conn *conn);
 int siwx_cm_upcall(struct siwx_conn *conn, struct iw_cm_id *id,
 		   enum iw_cm_event_type type, int status,
 		   const struct siwx_mpa_rr *rr);
-
-/* siwx_tx.c */
-void siwx_tx_work(struct work_struct *work);
-void siwx_tx_kick(struct siwx_conn *conn);
-bool siwx_tx_pool_on(void);
-struct page *siwx_tx_pool_get(struct siwx_conn *conn);
-void siwx_tx_pool_put(struct siwx_conn *conn, struct page *page);
-void siwx_tx_pool_init(struct siwx_conn *conn);
-void siwx_tx_pool_stop(struct siwx_conn *conn);
-void siwx_tx_pool_release(struct siwx_conn *conn);
-void siwx_tx_rtr_grace(struct work_struct *work);
-void siwx_tx_sq_progress(struct siwx_conn *conn);
-void siwx_tx_doorbell(struct siwx_qp *qp, struct siwx_conn *conn);
-void siwx_sq_mark_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes);
-
-/* siwx_zc.c */
-struct siwx_zc;
-void siwx_zc_conn_init(struct siwx_conn *conn);
-bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
-		    u32 len);
-struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes);
-void siwx_zc_end(struct siwx_zc *zc, int rv);
-int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
-		    struct siwx_zc *zc);
-void siwx_zc_work(struct work_struct *work);
-void siwx_zc_detach(struct siwx_conn *conn, unsigned long grace);
-void siwx_zc_exit(void);
-
-/* siwx_rx.c */
-void siwx_rx_data_ready(struct sock *sk);
-void siwx_rx_work(struct work_struct *work);
-void siwx_rx_drain(struct siwx_conn *conn);
-void siwx_rx_kick(struct siwx_conn *conn);
-void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
-void siwx_conn_terminate(struct siwx_conn *conn, struct siwx_term cause,
-			 bool echo, bool read_req);
-
-/* siwx_atomic.c */
-int siwx_atomic_execute(struct siwx_qp *qp,
-			const struct siwx_atomic_req *req, u64 *orig,
-			struct siwx_term *err);
-int siwx_atomic_result(struct siwx_qp *qp, const struct siwx_sge *sink,
-		       u64 value);
-
-/* siwx_mr.c: access checks and placement shared by TX and RX */
-void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len,
-		     struct siwx_rx *rx);
-int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
-		  u64 to, u64 len, enum siwx_access_fault *fault);
-int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,
-		       enum siwx_access_fault *fault);
 
 #endif /* SIWX_CONN_H */

@@ -29,7 +29,7 @@ enum {
 static int siwx_crc32c_impl = SIWX_CRC32C_MEASURE;
 module_param_named(crc32c_impl, siwx_crc32c_impl, int, 0644);
 MODULE_PARM_DESC(crc32c_impl,
-		 "MPA CRC32c code: -1 the faster one, measured at load (default), 0 the kernel's crc32c(), 1 siwx's table code; reads back the one in use");
+		 "MPA CRC32c code: -1 the faster (default), 0 the kernel's, 1 siwx's table");
 
 static u32 siwx_crc32c_kernel(u32 crc, const void *buf, size_t len)
 {

@@ -10,6 +10,7 @@
 #include <rdma/iw_cm.h>
 
 #include "siwx_compat.h"
+#include "siwx_ring.h"
 
 static atomic_t siwx_next_dev_id = ATOMIC_INIT(0);
 
@@ -26,6 +27,12 @@ static void siwx_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->mrs);
 }
+
+/* The ops whose signatures differ between kernels (siwx_compat.h) */
+/* siwx_dev_create_cq, siwx_dev_reg_user_mr, siwx_dev_resize_cq_ops */
+SIWX_COMPAT_CREATE_CQ(siwx_dev, siwx_create_cq)
+SIWX_COMPAT_REG_USER_MR(siwx_dev, siwx_reg_user_mr)
+SIWX_COMPAT_RESIZE_CQ_OPS(siwx_dev, siwx_resize_cq);
 
 static const struct ib_device_ops siwx_dev_ops = {
 	.owner = THIS_MODULE,
@@ -49,7 +56,7 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.alloc_pd = siwx_alloc_pd,
 	.dealloc_pd = siwx_dealloc_pd,
 
-	.create_cq = siwx_compat_create_cq,
+	.create_cq = siwx_dev_create_cq,
 	.destroy_cq = siwx_destroy_cq,
 	.poll_cq = siwx_poll_cq,
 	.req_notify_cq = siwx_req_notify_cq,
@@ -70,7 +77,7 @@ static const struct ib_device_ops siwx_dev_ops = {
 	.alloc_mr = siwx_alloc_mr,
 	.map_mr_sg = siwx_map_mr_sg,
 	.get_dma_mr = siwx_get_dma_mr,
-	.reg_user_mr = siwx_compat_reg_user_mr,
+	.reg_user_mr = siwx_dev_reg_user_mr,
 	.dereg_mr = siwx_dereg_mr,
 	.alloc_mw = siwx_alloc_mw,
 	.dealloc_mw = siwx_dealloc_mw,
@@ -126,29 +133,10 @@ static void siwx_dev_check_unregistering(struct net_device *netdev)
 	rtnl_unlock();
 }
 
-int siwx_dev_add(const char *name, struct net_device *netdev)
+/* The ib_device's identity, capabilities and ops, from @netdev */
+static void siwx_dev_init_ib(struct siwx_dev *dev, struct net_device *netdev)
 {
-	struct siwx_dev *dev;
-	struct ib_device *ibdev;
-	int rv;
-
-	dev = ib_alloc_device(siwx_dev, ibdev);
-	if (!dev)
-		return -ENOMEM;
-	ibdev = &dev->ibdev;
-	dev->netdev = netdev;
-	dev_hold(netdev);
-	INIT_LIST_HEAD(&dev->list);
-	/*
-	 * RX takes the MR table's lock in softirq. Both tables are locked
-	 * with bottom halves off: xarrays set up in one file share one
-	 * lockdep class, and a QP table locked with them on made lockdep
-	 * report that class as taken both ways.
-	 */
-	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
-	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
-	atomic_set(&dev->stag_key, get_random_u32());
-	dev->id = atomic_inc_return(&siwx_next_dev_id);
+	struct ib_device *ibdev = &dev->ibdev;
 
 	siwx_dev_set_mac(dev, netdev);
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->mac);
@@ -165,14 +153,37 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	ib_set_device_ops(ibdev, &siwx_dev_ops);
-	siwx_compat_set_ops(ibdev);
-
-	rv = ib_device_set_netdev(ibdev, netdev, 1);
-	if (rv)
-		goto err_dealloc;
+	ib_set_device_ops(ibdev, &siwx_dev_resize_cq_ops);
 	memcpy(ibdev->iw_ifname, netdev->name, sizeof(ibdev->iw_ifname));
 	/* TCP ports are our own; there is no iwpmd to map them */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+}
+
+int siwx_dev_add(const char *name, struct net_device *netdev)
+{
+	struct siwx_dev *dev;
+	int rv;
+
+	dev = ib_alloc_device(siwx_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	dev->netdev = netdev;
+	dev_hold(netdev);
+	INIT_LIST_HEAD(&dev->list);
+	/*
+	 * RX takes the MR table's lock in softirq. Both tables are locked
+	 * with bottom halves off: xarrays set up in one file share one
+	 * lockdep class, and a QP table locked with them on made lockdep
+	 * report that class as taken both ways.
+	 */
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	atomic_set(&dev->stag_key, get_random_u32());
+	dev->id = atomic_inc_return(&siwx_next_dev_id);
+	siwx_dev_init_ib(dev, netdev);
+	rv = ib_device_set_netdev(&dev->ibdev, netdev, 1);
+	if (rv)
+		goto err_dealloc;
 	dev->port_state = siwx_port_state(netdev);
 
 	rv = siwx_dev_list_add(dev);
@@ -180,7 +191,7 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 		pr_info("siwx: %s already has a siwx device\n", netdev->name);
 		goto err_dealloc;
 	}
-	rv = ib_register_device(ibdev, name, NULL);
+	rv = ib_register_device(&dev->ibdev, name, NULL);
 	if (rv) {
 		pr_info("siwx: cannot register %s: %d\n", name, rv);
 		goto err_dealloc;
@@ -192,7 +203,7 @@ int siwx_dev_add(const char *name, struct net_device *netdev)
 
 err_dealloc:
 	/* dealloc_driver takes it off the list again */
-	ib_dealloc_device(ibdev);
+	ib_dealloc_device(&dev->ibdev);
 	return rv;
 }
 

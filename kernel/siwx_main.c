@@ -2,11 +2,8 @@
 /*
  * siwx: soft-iWARP with RFC 7306 atomics and immediate data.
  *
- * Module entry: the "siwx" rdma link type, the netdev notifier and the
- * list of this module's devices. The list exists because siwx registers
- * with RDMA_DRIVER_UNKNOWN, an id other drivers may share: ib_core's
- * lookups and ib_unregister_driver() by driver id would reach devices
- * that are not ours.
+ * Module entry: the module's parameters for connections, the "siwx" rdma
+ * link type and the netdev notifier.
  */
 #include <linux/if_arp.h>
 #include <linux/module.h>
@@ -15,6 +12,7 @@
 
 #include "siwx_compat.h"
 #include "siwx_conn.h"
+#include "siwx_zc.h"
 
 bool siwx_mpa_crc = true;
 module_param_named(mpa_crc, siwx_mpa_crc, bool, 0644);
@@ -34,80 +32,6 @@ module_param_named(mpa_fpdu_segs, siwx_mpa_fpdu_segs, uint, 0644);
 MODULE_PARM_DESC(mpa_fpdu_segs,
 		 "TCP segments an FPDU may span: 1 (RFC 5044) or more (fewer, larger FPDUs)");
 
-static LIST_HEAD(siwx_devs);
-/* Protects siwx_devs; taken under rtnl (netdev events), never around it */
-static DEFINE_MUTEX(siwx_devs_lock);
-
-/*
- * Claim dev->netdev for @dev: one siwx device per netdev, since the iWARP CM
- * finds the device of a connection by the local IP address.
- */
-int siwx_dev_list_add(struct siwx_dev *dev)
-{
-	struct siwx_dev *cur;
-	int rv = 0;
-
-	mutex_lock(&siwx_devs_lock);
-	list_for_each_entry(cur, &siwx_devs, list) {
-		if (cur->netdev == dev->netdev) {
-			rv = -EEXIST;
-			goto out;
-		}
-	}
-	list_add_tail(&dev->list, &siwx_devs);
-out:
-	mutex_unlock(&siwx_devs_lock);
-	return rv;
-}
-
-void siwx_dev_list_del(struct siwx_dev *dev)
-{
-	mutex_lock(&siwx_devs_lock);
-	list_del_init(&dev->list);
-	mutex_unlock(&siwx_devs_lock);
-}
-
-/*
- * The registered siwx device on @netdev, with a reference the caller
- * drops with ib_device_put(); NULL if there is none. A device that is
- * still registering or already unregistering has no references to give
- * (ib_device_try_get() fails), so it is never returned.
- */
-struct siwx_dev *siwx_dev_find(struct net_device *netdev)
-{
-	struct siwx_dev *cur, *found = NULL;
-
-	mutex_lock(&siwx_devs_lock);
-	list_for_each_entry(cur, &siwx_devs, list) {
-		if (cur->netdev == netdev && ib_device_try_get(&cur->ibdev)) {
-			found = cur;
-			break;
-		}
-	}
-	mutex_unlock(&siwx_devs_lock);
-	return found;
-}
-
-/*
- * Whether a siwx device serves the loopback netdev: the one that takes
- * connections to 127.0.0.0/8 and ::1 (siwx_iw_create_listen()).
- */
-bool siwx_dev_on_loopback(void)
-{
-	struct siwx_dev *cur;
-	bool found = false;
-
-	mutex_lock(&siwx_devs_lock);
-	list_for_each_entry(cur, &siwx_devs, list) {
-		if (cur->netdev->flags & IFF_LOOPBACK) {
-			found = true;
-			break;
-		}
-	}
-	mutex_unlock(&siwx_devs_lock);
-	return found;
-}
-
 /*
  * Any Ethernet-like link, and loopback for a server and client on one
  * machine. On kernels whose rdma_cm finds a device on lo by lo's hardware
@@ -126,8 +50,8 @@ static int siwx_netdev_check(struct net_device *netdev)
 		return 0;
 	rv = siwx_compat_lo_hwaddr(netdev);
 	if (rv)
-		pr_info("siwx: %s: could not give %s a hardware address (%d), which this kernel's rdma_cm needs for connections over it: set one (ip link set %s address 02:00:00:00:00:01) and add the device again\n",
-			netdev->name, netdev->name, rv, netdev->name);
+		pr_info("siwx: %s: no hardware address (%d); set one: ip link set %s address 02:00:00:00:00:01\n",
+			netdev->name, rv, netdev->name);
 	return rv;
 }
 
@@ -138,7 +62,7 @@ static int siwx_newlink(const char *name, struct net_device *netdev)
 	if (strncmp(name, SIWX_DEV_NAME_PREFIX,
 		    strlen(SIWX_DEV_NAME_PREFIX))) {
 		/* newlink has no extack in this kernel: say it in the log */
-		pr_info("siwx: refusing device name '%s': siwx device names must start with '%s'\n",
+		pr_info("siwx: refusing device name '%s': it must start with '%s'\n",
 			name, SIWX_DEV_NAME_PREFIX);
 		return -EINVAL;
 	}
@@ -156,30 +80,6 @@ static struct rdma_link_ops siwx_link_ops = {
 static struct notifier_block siwx_netdev_nb = {
 	.notifier_call = siwx_netdev_event,
 };
-
-/*
- * Unregister every device. Each unregistration ends in dealloc_driver,
- * which takes the device off the list; one that another path (rdma link
- * delete, a queued netdev unregistration) is already tearing down is
- * waited for inside ib_unregister_device().
- */
-static void siwx_remove_all(void)
-{
-	struct siwx_dev *dev;
-
-	for (;;) {
-		mutex_lock(&siwx_devs_lock);
-		dev = list_first_entry_or_null(&siwx_devs, struct siwx_dev,
-					       list);
-		if (dev)
-			get_device(&dev->ibdev.dev);
-		mutex_unlock(&siwx_devs_lock);
-		if (!dev)
-			break;
-		ib_unregister_device(&dev->ibdev);
-		put_device(&dev->ibdev.dev);
-	}
-}
 
 static int __init siwx_init(void)
 {
@@ -206,7 +106,7 @@ static void __exit siwx_exit(void)
 {
 	/* No new devices once this returns: newlink runs under its lock */
 	rdma_link_unregister(&siwx_link_ops);
-	siwx_remove_all();
+	siwx_dev_remove_all();
 	/*
 	 * Last: netdev unregistrations until here still remove their device;
 	 * the events this replays find no device any more.

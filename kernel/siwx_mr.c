@@ -12,11 +12,8 @@
  * request; local invalidation, Read with Invalidate and a peer's Send
  * with Invalidate (RFC 5040 section 5.3) make it invalid again.
  *
- * STags (siwx.h): index in dev->mrs << 8 | key. lkey and rkey are the
- * same STag. Lookups take a reference under the xarray lock; dereg
- * removes the index first, then waits for the references to go. Memory
- * windows (siwx_mw.c) share the STag space: their bindings are looked up
- * and checked here like MRs.
+ * lkey and rkey are the same STag (siwx.h). How the data path looks STags
+ * up, checks and places through them: siwx_stag.c.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -24,7 +21,7 @@
 #include <rdma/ib_umem.h>
 
 #include "siwx_compat.h"
-#include "siwx_conn.h"
+#include "siwx_stag.h"
 
 /*
  * IB_ACCESS_MW_BIND only allows binding windows to the MR later; an
@@ -33,9 +30,6 @@
 #define SIWX_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			IB_ACCESS_MW_BIND)
-
-#define SIWX_REMOTE_RIGHTS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-			    IB_ACCESS_REMOTE_ATOMIC)
 
 static int siwx_mr_check_access(int access)
 {
@@ -68,62 +62,6 @@ static int siwx_mr_add(struct siwx_dev *dev, struct siwx_mr *mr, int access)
 	mr->ibmr.rkey = mr->stag;
 	xa_store_bh(&dev->mrs, index, mr, GFP_KERNEL);
 	return 0;
-}
-
-static void siwx_mr_release(struct kref *ref)
-{
-	struct siwx_mr *mr = container_of(ref, struct siwx_mr, ref);
-	struct siwx_mr *parent = mr->parent;
-
-	/* A window's binding is nobody's to wait for: it goes by itself */
-	if (mr->kind == SIWX_MR_WINDOW) {
-		kfree(mr);
-		siwx_mr_put(parent);
-		return;
-	}
-	complete(&mr->released);
-}
-
-/* The MR an STag names, with a reference; NULL if none (any more). */
-struct siwx_mr *siwx_mr_get(struct siwx_dev *dev, u32 stag)
-{
-	struct siwx_mr *mr;
-
-	xa_lock_bh(&dev->mrs);
-	mr = xa_load(&dev->mrs, stag >> SIWX_STAG_KEY_BITS);
-	if (mr && (mr->stag != stag || !kref_get_unless_zero(&mr->ref)))
-		mr = NULL;
-	xa_unlock_bh(&dev->mrs);
-	return mr;
-}
-
-void siwx_mr_put(struct siwx_mr *mr)
-{
-	kref_put(&mr->ref, siwx_mr_release);
-}
-
-/*
- * The page holding tagged offset @to of a user MR and the offset in it;
- * NULL when @to lies outside the region or the MR has no pages.
- */
-struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off)
-{
-	u64 rel;
-
-	if (mr->kind == SIWX_MR_DMA) {
-		void *va = (void *)(uintptr_t)to;
-
-		/* Only the linear map: what ib_dma_map_*() hands out here */
-		if (!virt_addr_valid(va))
-			return NULL;
-		*off = offset_in_page(va);
-		return virt_to_page(va);
-	}
-	if (!mr->pages || to < mr->iova || to - mr->iova >= mr->length)
-		return NULL;
-	rel = to - mr->iova + mr->first_offset;
-	*off = rel & ~PAGE_MASK;
-	return mr->pages[rel >> PAGE_SHIFT];
 }
 
 /* A zeroed MR of @kind, counted against the device's limit. */
@@ -327,45 +265,6 @@ int siwx_mr_fast_reg(struct siwx_qp *qp, u32 stag, int access)
 	return rv;
 }
 
-/*
- * Invalidate @stag for @qp: a Local Invalidate, the sink of a Read with
- * Invalidate, or the STag of a peer's Send with Invalidate. Only fast
- * registrations and type 2 windows of the QP's PD can be invalidated
- * (RFC 5040 5.3; type 1 windows are only rebound).
- */
-int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,
-		       enum siwx_access_fault *fault)
-{
-	struct siwx_dev *dev = qp->dev;
-	struct siwx_mr *mr;
-	int rv = 0;
-
-	xa_lock_bh(&dev->mrs);
-	mr = xa_load(&dev->mrs, stag >> SIWX_STAG_KEY_BITS);
-	if (!mr || mr->stag != stag || !mr->valid) {
-		*fault = SIWX_FAULT_INVALID_STAG;
-		rv = -EACCES;
-	} else if (mr->ibmr.pd != qp->ibqp.pd) {
-		*fault = SIWX_FAULT_NOT_ASSOC;
-		rv = -EACCES;
-	} else if (mr->kind == SIWX_MR_WINDOW && mr->qp_uid) {
-		/* A type 2 window, by the QP it is bound to only */
-		if (mr->qp_uid == qp->uid) {
-			siwx_mw_unbind_locked(dev, mr);
-		} else {
-			*fault = SIWX_FAULT_NOT_ASSOC;
-			rv = -EACCES;
-		}
-	} else if (mr->kind != SIWX_MR_FAST) {
-		*fault = SIWX_FAULT_ACCESS_RIGHTS;
-		rv = -EPERM;
-	} else {
-		WRITE_ONCE(mr->valid, false);
-	}
-	xa_unlock_bh(&dev->mrs);
-	return rv;
-}
-
 int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct siwx_dev *dev = to_siwx_dev(ibmr->device);
@@ -387,82 +286,4 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 	siwx_mr_discard(dev, mr);
 	return 0;
-}
-
-/*
- * Check that @mr may be used by @qp for @len octets at tagged offset @to
- * with access right @right (0: local read, always allowed). Returns 0,
- * or -EACCES with the reason in @fault.
- */
-int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
-		  u64 to, u64 len, enum siwx_access_fault *fault)
-{
-	if (!READ_ONCE(mr->valid)) {
-		*fault = SIWX_FAULT_INVALID_STAG;
-		return -EACCES;
-	}
-	if (mr->ibmr.pd != qp->ibqp.pd) {
-		*fault = SIWX_FAULT_NOT_ASSOC;
-		return -EACCES;
-	}
-	if (mr->kind == SIWX_MR_WINDOW) {
-		/* A window's STag is for peers only: no lkey names one */
-		if (!(right & SIWX_REMOTE_RIGHTS)) {
-			*fault = SIWX_FAULT_INVALID_STAG;
-			return -EACCES;
-		}
-		if (mr->qp_uid && mr->qp_uid != qp->uid) {
-			*fault = SIWX_FAULT_NOT_ASSOC;
-			return -EACCES;
-		}
-	}
-	if (right && !(mr->access & right)) {
-		*fault = SIWX_FAULT_ACCESS_RIGHTS;
-		return -EACCES;
-	}
-	if (to + len < to) {
-		*fault = SIWX_FAULT_TO_WRAP;
-		return -EACCES;
-	}
-	/* A DMA MR spans every kernel address; siwx_mr_page checks each */
-	if (mr->kind == SIWX_MR_DMA)
-		return 0;
-	if (!mr->pages || to < mr->iova || to + len > mr->iova + mr->length) {
-		*fault = SIWX_FAULT_BOUNDS;
-		return -EACCES;
-	}
-	return 0;
-}
-
-/*
- * Copy @len octets to tagged offset @to of a user MR (bounds checked). An
- * inbound FPDU's payload comes with its parser @rx, which takes each octet
- * into the MPA CRC in the same pass (siwx_rx_place()); else NULL.
- */
-void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len,
-		     struct siwx_rx *rx)
-{
-	unsigned int off;
-	struct page *page;
-	void *va;
-	u32 n;
-
-	while (len) {
-		page = siwx_mr_page(mr, to, &off);
-		if (!page) {
-			if (rx)
-				siwx_rx_skip(rx, data, len);
-			return;
-		}
-		n = min_t(u32, len, PAGE_SIZE - off);
-		va = kmap_local_page(page);
-		if (rx)
-			siwx_rx_place(rx, va + off, data, n);
-		else
-			memcpy(va + off, data, n);
-		kunmap_local(va);
-		to += n;
-		data += n;
-		len -= n;
-	}
 }

@@ -27,8 +27,7 @@
  */
 #include <linux/slab.h>
 
-#include "siwx_compat.h"
-#include "siwx_conn.h"
+#include "siwx_stag.h"
 
 /* Rights a window may grant; local write means nothing for one */
 #define SIWX_MW_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
@@ -56,22 +55,6 @@ int siwx_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	key = atomic_inc_return(&dev->stag_key);
 	ibmw->rkey = mw->index << SIWX_STAG_KEY_BITS | key;
 	return 0;
-}
-
-/*
- * Put the window of the current @binding back to its idle placeholder;
- * accesses in progress finish with the binding, which goes with them.
- */
-void siwx_mw_unbind_locked(struct siwx_dev *dev, struct siwx_mr *binding)
-{
-	struct siwx_mw *mw = binding->mw;
-
-	/* Replaces an entry, so it allocates nothing */
-	__xa_store(&dev->mrs, mw->index, &mw->idle, 0);
-	binding->mw = NULL;
-	WRITE_ONCE(binding->valid, false);
-	binding->parent->bound_windows--;
-	siwx_mr_put(binding);
 }
 
 /* A bound window is unbound first: dealloc never fails. */

@@ -30,7 +30,8 @@ static int siwx_objects_show(struct seq_file *m, void *unused)
 	seq_printf(m, "listeners %d\n", atomic_read(&siwx_objects.listeners));
 	seq_printf(m, "pinned_pages %lld\n",
 		   (long long)atomic64_read(&siwx_objects.pinned_pages));
-	seq_printf(m, "tx_pool_taken %ld\n", siwx_tx_pool_taken_pages());
+	seq_printf(m, "tx_pool_taken %ld\n",
+		   atomic_long_read(&siwx_objects.tx_pool_taken));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(siwx_objects);

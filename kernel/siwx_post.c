@@ -14,7 +14,8 @@
  * moves the MR to its next key, so that field may name the old one. The
  * TX engine takes these from kernel QPs only.
  */
-#include "siwx_conn.h"
+#include "siwx_comp.h"
+#include "siwx_tx.h"
 
 #define SIWX_KSEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
 			  IB_SEND_SOLICITED | IB_SEND_INLINE)
@@ -167,7 +168,7 @@ void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall)
 		if (in_syscall)
 			siwx_conn_get(conn);
 		else
-			siwx_tx_kick(conn);
+			siwx_conn_kick_tx(conn);
 	} else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn) {
 		flush = true;	/* else the closing connection flushes */
 	}

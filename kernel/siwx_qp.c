@@ -8,7 +8,7 @@
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 
-#include "siwx.h"
+#include "siwx_ring.h"
 
 static int siwx_qp_check_cap(const struct ib_qp_cap *cap, bool has_srq)
 {
@@ -80,26 +80,10 @@ static int siwx_qp_publish(struct siwx_qp *qp, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
-int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-		   struct ib_udata *udata)
+/* A new QP's fields, from @attr */
+static void siwx_qp_init(struct siwx_qp *qp, struct siwx_dev *dev,
+			 const struct ib_qp_init_attr *attr)
 {
-	struct siwx_dev *dev = to_siwx_dev(ibqp->device);
-	struct siwx_qp *qp = to_siwx_qp(ibqp);
-	u32 qpn;
-	int rv;
-
-	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
-		return -EOPNOTSUPP;
-	if (!attr->send_cq || !attr->recv_cq)
-		return -EINVAL;
-	rv = siwx_qp_check_cap(&attr->cap, attr->srq);
-	if (rv)
-		return rv;
-	if (udata && udata->outlen < sizeof(struct siwx_uresp_create_qp))
-		return -EINVAL;
-	if (!siwx_count_get(&dev->num_qp, SIWX_MAX_QP))
-		return -ENOMEM;
-
 	qp->dev = dev;
 	qp->uid = atomic64_inc_return(&dev->next_qp_uid);
 	kref_init(&qp->ref);
@@ -120,7 +104,29 @@ int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->post_lock);
+}
 
+int siwx_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct siwx_dev *dev = to_siwx_dev(ibqp->device);
+	struct siwx_qp *qp = to_siwx_qp(ibqp);
+	u32 qpn;
+	int rv;
+
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	rv = siwx_qp_check_cap(&attr->cap, attr->srq);
+	if (rv)
+		return rv;
+	if (udata && udata->outlen < sizeof(struct siwx_uresp_create_qp))
+		return -EINVAL;
+	if (!siwx_count_get(&dev->num_qp, SIWX_MAX_QP))
+		return -ENOMEM;
+
+	siwx_qp_init(qp, dev, attr);
 	rv = siwx_qp_alloc_rings(qp, &attr->cap);
 	if (rv)
 		goto err_count;
@@ -156,36 +162,6 @@ err_rings:
 err_count:
 	atomic_dec(&dev->num_qp);
 	return rv;
-}
-
-static void siwx_qp_release(struct kref *ref)
-{
-	struct siwx_qp *qp = container_of(ref, struct siwx_qp, ref);
-
-	complete(&qp->released);
-}
-
-/* An affiliated asynchronous event of @qp (any context). */
-void siwx_qp_event(struct siwx_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.event = type,
-		.element.qp = &qp->ibqp,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-void siwx_qp_get(struct siwx_qp *qp)
-{
-	kref_get(&qp->ref);
-}
-
-void siwx_qp_put(struct siwx_qp *qp)
-{
-	kref_put(&qp->ref, siwx_qp_release);
 }
 
 /*

@@ -15,6 +15,7 @@
  * changes.
  */
 #include "siwx_compat.h"
+#include "siwx_ring.h"
 
 #define SIWX_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)

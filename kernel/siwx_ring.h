@@ -5,12 +5,22 @@
  * word. The producer fills the element and sets VALID last; the consumer
  * reads it and clears the flags last, which gives the slot back. Each
  * side uses release for its last store and acquire to read the other's.
- * (Allocation and mmap: siwx_queue.c.)
+ * Allocation and mmap: siwx_ring.c.
  */
 #ifndef SIWX_RING_H
 #define SIWX_RING_H
 
 #include "siwx.h"
+
+/* siwx_ring.c */
+int siwx_ring_alloc(struct siwx_ring *ring, u32 num, u32 elem_size,
+		    size_t ctrl_size);
+void *siwx_ring_ctrl(struct siwx_ring *ring);
+int siwx_ring_publish(struct siwx_ring *ring, struct ib_udata *udata,
+		      u64 *key);
+void siwx_ring_free(struct siwx_ring *ring);
+int siwx_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void siwx_mmap_free(struct rdma_user_mmap_entry *rentry);
 
 /* The element's contents may be read once its VALID flag is seen */
 static inline bool siwx_elem_valid(__u16 *flags, u16 valid)
@@ -59,6 +69,20 @@ static inline struct siwx_rqe *siwx_srq_slot(struct siwx_srq *srq, u32 pos)
 static inline struct siwx_cqe *siwx_cq_slot(struct siwx_cq *cq, u32 pos)
 {
 	return &cq->cqe[pos & (cq->ring.num - 1)];
+}
+
+/*
+ * A WR waits at the TX engine's position and the ring lets it go (not
+ * every slot holds a WR in flight). The SQE is only looked at.
+ */
+static inline bool siwx_sq_waiting(struct siwx_qp *qp)
+{
+	u32 pos = READ_ONCE(qp->sq_tx);
+	struct siwx_sqe *sqe = siwx_sq_slot(qp, pos);
+
+	if (pos - READ_ONCE(qp->sq_done) >= qp->sq.num)
+		return false;
+	return siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID);
 }
 
 #endif /* SIWX_RING_H */

@@ -5,7 +5,7 @@
  */
 #include <linux/log2.h>
 
-#include "siwx.h"
+#include "siwx_ring.h"
 
 int siwx_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata)

@@ -15,9 +15,9 @@
  * connection keeps at most its TCP send buffer's worth of pages (TCP
  * holds no more than that of them, so a full window never waits on the
  * pool) and at most tx_pool of them; all connections together keep at
- * most siwx_tx_pool_budget() pages, beyond which a page is let go as
- * before. A page the pool lets go of while TCP still holds it lives on
- * through TCP's references.
+ * most siwx_tx_pool_budget() pages (siwx_objects counts them), beyond
+ * which a page is let go as before. A page the pool lets go of while TCP
+ * still holds it lives on through TCP's references.
  *
  * The send path touches nothing shared per page: a connection takes the
  * shared budget in chunks of SIWX_TX_POOL_CHUNK pages, and its ring of
@@ -32,31 +32,22 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 
-#include "siwx.h"
-#include "siwx_conn.h"
+#include "siwx_tx_pool.h"
 
 static unsigned int siwx_tx_pool_max = SIWX_TX_POOL;
 module_param_named(tx_pool, siwx_tx_pool_max, uint, 0644);
 MODULE_PARM_DESC(tx_pool,
-		 "stage pages a connection keeps for reuse once TCP lets go of them (0: none, every page new and zeroed; at most 1024)");
+		 "Stage pages a connection keeps for reuse (0..1024)");
 
 /* Budget a connection takes at a time: 256 KiB */
 #define SIWX_TX_POOL_CHUNK 64U
 /* A connection that kept or took no page for this long gives all back */
 #define SIWX_TX_POOL_IDLE (2 * HZ)
 
-/* Budget taken by all connections' pools, in pages */
-static atomic_long_t siwx_tx_pool_taken = ATOMIC_LONG_INIT(0);
-
 /* At most 1/64 of memory and 64 MiB kept in all pools together */
 static long siwx_tx_pool_budget(void)
 {
 	return min_t(long, totalram_pages() / 64, SZ_64M >> PAGE_SHIFT);
-}
-
-long siwx_tx_pool_taken_pages(void)
-{
-	return atomic_long_read(&siwx_tx_pool_taken);
 }
 
 bool siwx_tx_pool_on(void)
@@ -93,7 +84,7 @@ static void siwx_tx_pool_empty(struct siwx_tx_pool *pool)
 	kfree(pool->ring);
 	pool->ring = NULL;
 	pool->head = 0;
-	atomic_long_sub(pool->budget, &siwx_tx_pool_taken);
+	atomic_long_sub(pool->budget, &siwx_objects.tx_pool_taken);
 	/* read by the idle work without tx_mutex */
 	WRITE_ONCE(pool->budget, 0);
 }
@@ -114,9 +105,11 @@ static bool siwx_tx_pool_room(struct siwx_conn *conn)
 	}
 	if (pool->n < pool->budget)
 		return true;
-	if (atomic_long_add_return(SIWX_TX_POOL_CHUNK, &siwx_tx_pool_taken) >
+	if (atomic_long_add_return(SIWX_TX_POOL_CHUNK,
+				   &siwx_objects.tx_pool_taken) >
 	    siwx_tx_pool_budget()) {
-		atomic_long_sub(SIWX_TX_POOL_CHUNK, &siwx_tx_pool_taken);
+		atomic_long_sub(SIWX_TX_POOL_CHUNK,
+				&siwx_objects.tx_pool_taken);
 		return false;
 	}
 	if (!pool->budget) {

@@ -16,7 +16,7 @@
  * The count's last drop can come from any context, also from inside our
  * own sock_sendmsg(): the callback only queues the siwx_zc on its
  * connection, and the connection's zc_work completes the WR in order with
- * the SQ (siwx_sq_mark_done()). A siwx_zc holds a reference on its
+ * the SQ (siwx_sq_done()). A siwx_zc holds a reference on its
  * connection, so that a late callback finds it; when the connection goes
  * (siwx_conn_close_work), it first lets the WRs that finish within a grace
  * period complete, then detaches: the flush completes the others, and
@@ -28,14 +28,15 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 
+#include "siwx_comp.h"
 #include "siwx_compat.h"
-#include "siwx_conn.h"
+#include "siwx_zc.h"
 
 /* Off by default: docs/performance.md has why */
 static unsigned int siwx_zc_min;
 module_param_named(zc_min, siwx_zc_min, uint, 0644);
 MODULE_PARM_DESC(zc_min,
-		 "Smallest Send, Write or Read Response payload (octets) given to TCP by reference instead of copied, without MPA CRCs, a Send or Write completing when TCP lets go of it; 0: always copy (default)");
+		 "Smallest payload sent zero-copy without MPA CRCs (octets; 0: never)");
 
 static atomic_t siwx_zc_live = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(siwx_zc_gone);
@@ -49,6 +50,8 @@ struct siwx_zc {
 	bool copied;		/* the stack copied some of it after all */
 	bool failed;		/* not all sent: the flush completes the WR */
 };
+
+static void siwx_zc_work(struct work_struct *work);
 
 void siwx_zc_conn_init(struct siwx_conn *conn)
 {
@@ -82,8 +85,8 @@ bool siwx_zc_wanted(struct siwx_conn *conn, const struct siwx_tx_src *src,
 }
 
 /* Any context: the stack dropped a reference (or we dropped ours). */
-void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
-		      bool zerocopy_success)
+static void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
+			     bool zerocopy_success)
 {
 	struct siwx_zc *zc = container_of(ubuf, struct siwx_zc, ubuf);
 	struct siwx_conn *conn = zc->conn;
@@ -96,6 +99,9 @@ void siwx_zc_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
 		queue_work(siwx_tx_wq, &conn->zc_work);
 }
 
+/* siwx_zc_ubuf_ops */
+SIWX_COMPAT_UBUF_OPS(siwx_zc, siwx_zc_complete);
+
 /* TX: a zero-copy WR begins; its completion is now the siwx_zc's. */
 struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes)
 {
@@ -103,7 +109,7 @@ struct siwx_zc *siwx_zc_start(struct siwx_conn *conn, u32 pos, u32 bytes)
 
 	if (!zc)
 		return NULL;
-	siwx_compat_ubuf_init(&zc->ubuf);
+	siwx_compat_ubuf_init(&zc->ubuf, &siwx_zc_ubuf_ops);
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&zc->ubuf.refcnt, 1);	/* ours, until siwx_zc_end */
 	zc->pos = pos;
@@ -120,7 +126,7 @@ void siwx_zc_end(struct siwx_zc *zc, int rv)
 {
 	if (rv)
 		zc->failed = true;
-	siwx_compat_ubuf_put(&zc->ubuf);
+	siwx_zc_complete(NULL, &zc->ubuf, true);
 }
 
 /*
@@ -132,8 +138,8 @@ void siwx_zc_end(struct siwx_zc *zc, int rv)
  * then held a fraction of the octets it was sized for, and zero-copy
  * Writes ran at a quarter of copied ones (docs/performance.md).
  */
-int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
-		     size_t length)
+static int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
+			    size_t length)
 {
 	int frag = skb_shinfo(skb)->nr_frags;
 
@@ -172,13 +178,16 @@ int siwx_zc_fill_skb(struct sk_buff *skb, struct iov_iter *from,
 	return 0;
 }
 
+/* siwx_zc_sg_from_iter */
+SIWX_COMPAT_SG_FROM_ITER(siwx_zc, siwx_zc_fill_skb)
+
 /* TCP takes @msg's pages by reference, for @zc's WR. */
 int siwx_zc_sendmsg(struct socket *sock, struct msghdr *msg,
 		    struct siwx_zc *zc)
 {
 	msg->msg_flags |= MSG_ZEROCOPY;
 	msg->msg_ubuf = &zc->ubuf;
-	msg->sg_from_iter = siwx_compat_zc_fill;
+	msg->sg_from_iter = siwx_zc_sg_from_iter;
 	return sock_sendmsg(sock, msg);
 }
 
@@ -189,8 +198,7 @@ static void siwx_zc_finish(struct siwx_conn *conn, struct siwx_zc *zc)
 		siwx_copies_add(tx_zerocopy_copied, zc->bytes);
 	spin_lock_bh(&conn->zc_lock);
 	if (!conn->zc_detached && !zc->failed)
-		siwx_sq_mark_done(conn->qp, zc->pos, SIWX_WC_SUCCESS,
-				  zc->bytes);
+		siwx_sq_done(conn->qp, zc->pos, SIWX_WC_SUCCESS, zc->bytes);
 	spin_unlock_bh(&conn->zc_lock);
 	kfree(zc);
 	if (atomic_dec_and_test(&conn->zc_inflight))
@@ -199,7 +207,7 @@ static void siwx_zc_finish(struct siwx_conn *conn, struct siwx_zc *zc)
 		wake_up(&siwx_zc_gone);
 }
 
-void siwx_zc_work(struct work_struct *work)
+static void siwx_zc_work(struct work_struct *work)
 {
 	struct siwx_conn *conn = container_of(work, struct siwx_conn,
 					      zc_work);

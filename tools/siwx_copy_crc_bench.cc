@@ -1,7 +1,7 @@
 // siwx-copy-crc-bench: what the MPA CRC costs the sender on this machine's
 // own CPU, outside any emulator. siwx's send path copies each FPDU's
 // octets into a stage page and, with CRCs, computes the CRC over the copy
-// chunk by chunk while it is in the cache (kernel/siwx_tx.c,
+// chunk by chunk while it is in the cache (kernel/siwx_tx_fpdu.c,
 // siwx_tx_stage()); without CRCs it only copies. The guests of
 // tools/bench run under QEMU's TCG, which executes the CPU's CRC32
 // instruction a bit at a time, so there the CRC costs far more than it

@@ -8,7 +8,7 @@
 # and a Send of the peer that arrives in between (its disconnect message,
 # crossing ours) finds a receive whose MR is gone; siwx answers with a
 # Terminate of layer LLP, error type MPA, code 0x05 (local catastrophic,
-# kernel/siwx_rx.c), payload 2005... That one is counted and allowed;
+# kernel/siwx_rx_rqe.c), payload 2005... That one is counted and allowed;
 # any other Terminate, and any from a side with our patches, fails.
 rsockets_check() {
 	local pcap=$1 port=$2 want=$3 stock=${4:-} fpdus imm sends4 terms teardown bad

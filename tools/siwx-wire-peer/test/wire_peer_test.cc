@@ -117,13 +117,13 @@ TEST(WirePeerCases, CoreReceiverAgrees) {
         if (d.where == Where::kParser) {
             ASSERT_TRUE(r.error);
             EXPECT_TRUE(siwx_term_eq(r.term, p.expect.cause)) << DescribeTerm(r.term);
-            // What the kernel echoes (kernel/siwx_rx.c: rx.seg.raw).
+            // What the kernel echoes (kernel/siwx_rx_term.c: rx.seg.raw).
             if (!p.expect.echo_ddp.empty()) {
                 EXPECT_EQ(Bytes(r.seg.raw, r.seg.raw + r.seg.ddp_hdr_len), p.expect.echo_ddp);
                 EXPECT_EQ(r.seg.ulpdu_len, p.expect.seg_len);
             }
-            // What the kernel echoes as the Read Request (kernel/siwx_rx.c
-            // siwx_conn_terminate: rx.seg.u.read).
+            // What the kernel echoes as the Read Request (kernel/siwx_rx_term.c
+            // siwx_rx_terminate: rx.seg.u.read).
             if (!p.expect.echo_rdma.empty()) {
                 Bytes rh(SIWX_READ_REQ_LEN);
                 siwx_read_req_encode(&r.seg.u.read, rh.data());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Rings shared with user space (abi.h): allocation, publication as an
- * mmap key, and mmap() itself.
+ * mmap key, and mmap() itself. (Their elements: siwx_ring.h.)
  *
  * Ring memory comes from vmalloc_user(): zeroed (every VALID flag clear)
  * and mappable page by page. A published ring is owned by its mmap
@@ -16,7 +16,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "siwx.h"
+#include "siwx_ring.h"
 
 struct siwx_mmap_entry {
 	struct rdma_user_mmap_entry rdma;

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The receive buffer of the Send being received (siwx_rx_rqe.c) */
+#ifndef SIWX_RX_RQE_H
+#define SIWX_RX_RQE_H
+
+#include "siwx_conn.h"
+
+/* No receive buffer for an untagged message: a DDP untagged buffer error */
+static inline struct siwx_term siwx_rx_no_buffer(void)
+{
+	return siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED,
+			      SIWX_DDP_UT_NO_BUFFER);
+}
+
+bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
+		      struct siwx_term *err);
+void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
+
+#endif /* SIWX_RX_RQE_H */

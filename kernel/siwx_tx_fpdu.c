@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * An RDMAP message as FPDUs: cut into DDP segments of at most MULPDU by
+ * the protocol core (siwx_tx_next()), each framed as an MPA FPDU (RFC 5044
+ * 4: length, ULPDU, padding, CRC), gathered in batches for the socket
+ * (siwx_tx_push.c).
+ *
+ * An FPDU's header and trailer come from the connection's stage pages.
+ * Without MPA CRCs its payload is named where it is, in the MR's pinned
+ * pages: TCP copies it, or takes it by reference (zero-copy, zc_min). With
+ * them the payload is copied into the stage too, the CRC computed over
+ * that copy, and TCP takes the stage's pages by reference: each payload
+ * octet is copied once. An FPDU goes to TCP with MSG_MORE while more is
+ * ready to follow it, so that small messages share segments.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+
+#include <siwx/proto/crc32c.h>
+
+#include "siwx_rdq.h"
+#include "siwx_stag.h"
+#include "siwx_tx_fpdu.h"
+#include "siwx_tx_pool.h"
+#include "siwx_tx_push.h"
+
+/* More is ready to send: a Terminate, a response, or a WR */
+bool siwx_tx_more(struct siwx_conn *conn)
+{
+	return siwx_term_is_pending(conn) || siwx_irq_ready(conn) ||
+	       siwx_sq_waiting(conn->qp);
+}
+
+/*
+ * With MPA CRCs on, an FPDU is sent from a copy: the CRC must cover
+ * exactly the octets TCP takes, and registered memory can change before
+ * TCP has sent it (an RDMA Write that RX places into a region the peer is
+ * reading, an application writing its send buffer), and the peer would
+ * end the connection on the CRC error. The copy goes into pages of the
+ * connection's own, which TCP takes by reference. A page is written again
+ * only once TCP has let go of it (its count back to our one reference),
+ * else the pool's oldest page (siwx_tx_pool.c) or a new one replaces it;
+ * a full page that bvecs not yet pushed name stays ours until the push,
+ * so that FPDUs can go to TCP in batches.
+ */
+static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			      int flags)
+{
+	struct page *page;
+	int rv;
+
+	if (v->nb && conn->tx_page) {
+		if (conn->tx_nretired == SIWX_TX_RETIRED) {
+			rv = siwx_tx_flush(conn, v, flags);
+			if (rv)
+				return rv;
+		} else {
+			conn->tx_retired[conn->tx_nretired++] = conn->tx_page;
+			conn->tx_page = NULL;
+		}
+	}
+	page = conn->tx_page;
+	if (!page || page_ref_count(page) != 1) {
+		page = siwx_tx_pool_get(conn);
+		if (!page)
+			return -ENOMEM;
+		if (conn->tx_page)
+			siwx_tx_pool_put(conn, conn->tx_page);
+		conn->tx_page = page;
+	}
+	conn->tx_page_off = 0;
+	return 0;
+}
+
+/*
+ * @n octets at @src into the stage, and into the CRC when @crc. A page
+ * is changed only after a push, so a run of the current page up to
+ * tx_page_off that ends the bvecs not yet pushed grows in place.
+ */
+static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			 const u8 *src, u32 n, u32 *crc)
+{
+	struct bio_vec *last;
+	u32 room, k;
+	u8 *dst;
+	int rv;
+
+	while (n) {
+		room = conn->tx_page ? PAGE_SIZE - conn->tx_page_off : 0;
+		if (!room) {
+			rv = siwx_tx_stage_page(conn, v, MSG_MORE);
+			if (rv)
+				return rv;
+			continue;
+		}
+		k = min(n, room);
+		dst = page_address(conn->tx_page) + conn->tx_page_off;
+		memcpy(dst, src, k);
+		if (crc)
+			*crc = siwx_crc32c(*crc, dst, k);
+		last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
+		if (last && last->bv_page == conn->tx_page &&
+		    last->bv_offset + last->bv_len == conn->tx_page_off) {
+			last->bv_len += k;
+			v->len += k;
+		} else {
+			siwx_tx_add_page(conn, v, conn->tx_page,
+					 conn->tx_page_off, k);
+		}
+		conn->tx_page_off += k;
+		src += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * The next piece of @src's payload, at most @left octets and within one
+ * page: inline octets (*@inl) or registered memory (*@page at *@poff).
+ * Returns its length (the caller advances src->off by it), or 0 when
+ * the source has no more or names no page (a fault).
+ */
+static u32 siwx_tx_src_next(struct siwx_tx_src *src, u32 left,
+			    const u8 **inl, struct page **page, u32 *poff)
+{
+	u32 elen, n;
+
+	while (src->idx < src->n) {
+		elen = src->el[src->idx].len;
+		if (src->off == elen) {
+			src->idx++;
+			src->off = 0;
+			continue;
+		}
+		n = min(left, elen - src->off);
+		if (src->inl) {
+			*inl = src->inl + src->off;
+			return n;
+		}
+		*inl = NULL;
+		*page = siwx_mr_page(src->el[src->idx].mr,
+				     src->el[src->idx].to + src->off, poff);
+		return *page ? min_t(u32, n, PAGE_SIZE - *poff) : 0;
+	}
+	return 0;
+}
+
+/*
+ * One piece of payload into @v: staged (and checksummed into *@crc),
+ * named where it is (by reference or for TCP to copy), or, inline octets
+ * TCP copies, named in tx_inline, which stays as it is until the push.
+ */
+static int siwx_tx_put_piece(struct siwx_conn *conn, struct siwx_tx_vec *v,
+			     const u8 *inl, struct page *page, u32 poff,
+			     u32 n, u32 *crc)
+{
+	void *va;
+	int rv;
+
+	if (!v->stage && !inl) {
+		siwx_tx_add_page(conn, v, page, poff, n);
+		return siwx_tx_push_if_full(conn, v);
+	}
+	if (!v->stage && !v->by_ref) {
+		siwx_tx_add_kbuf(conn, v, inl, n);
+		return siwx_tx_push_if_full(conn, v);
+	}
+	if (inl)
+		return siwx_tx_stage(conn, v, inl, n, crc);
+	va = kmap_local_page(page);
+	rv = siwx_tx_stage(conn, v, va + poff, n, crc);
+	kunmap_local(va);
+	return rv;
+}
+
+/*
+ * The copy counters (siwx_copies.c) of one FPDU's @len payload octets,
+ * whose pieces all took one way through siwx_tx_put_piece()
+ */
+static void siwx_tx_count(const struct siwx_tx_vec *v, bool inl, bool crc,
+			  u32 len)
+{
+	siwx_copies_add(tx_fpdus, 1);
+	siwx_copies_add(tx_payload, len);
+	if (inl)	/* siwx_tx_src_sqe() copied it out of the SQE */
+		siwx_copies_add(tx_copied_siwx, len);
+	if (!v->stage && !(inl && v->by_ref)) {
+		/* Of a zero-copy WR, a copy the stack makes after all is
+		 * counted when it lets go (siwx_zc.c)
+		 */
+		if (v->by_ref)
+			siwx_copies_add(tx_zerocopy, len);
+		else
+			siwx_copies_add(tx_copied_tcp, len);
+		return;
+	}
+	/* Copied into the stage, which TCP takes by reference */
+	siwx_copies_add(tx_copied_siwx, len);
+	if (crc) {
+		siwx_copies_add(tx_crc, len);
+		siwx_copies_add(tx_crc_fused, len);
+	}
+}
+
+/*
+ * One FPDU: header, @seg->payload_len octets from @src, trailer. Header
+ * and trailer go into the stage; so does the payload with MPA CRCs, and
+ * without them while the stage keeps its pages for reuse (@v->stage: a
+ * copy into pages not zeroed again, where TCP's own copy would fill new,
+ * zeroed pages of its page_frag whenever its skbs still hold the last).
+ *
+ * The FPDUs of a message gather in @v and go to TCP in batches of about
+ * SIWX_TX_BATCH octets: pushed one by one, each would leave TCP as an
+ * skb of its own and cost the NIC a notification (a VM exit for a
+ * virtual one) per FPDU.
+ */
+static int siwx_tx_put_fpdu(struct siwx_conn *conn,
+			    const struct siwx_tx_seg *seg,
+			    struct siwx_tx_src *src, struct siwx_tx_vec *v)
+{
+	bool crc_on = conn->mpa.crc;
+	u32 crc = SIWX_CRC32C_INIT;
+	u32 *crcp = crc_on ? &crc : NULL;
+	u32 left = seg->payload_len;
+	const u8 *inl = NULL;
+	size_t tlen;
+	bool more;
+	int rv;
+
+	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
+	while (!rv && left) {
+		struct page *page = NULL;
+		u32 poff = 0, n;
+
+		n = siwx_tx_src_next(src, left, &inl, &page, &poff);
+		if (!n)
+			return -EFAULT;
+		src->off += n;
+		left -= n;
+		rv = siwx_tx_put_piece(conn, v, inl, page, poff, n, crcp);
+	}
+	if (rv)
+		return rv;
+	siwx_tx_count(v, inl, crc_on, seg->payload_len);
+	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
+	rv = siwx_tx_stage(conn, v, conn->tx_trailer, tlen, NULL);
+	if (rv)
+		return rv;
+	if (!seg->last && v->len < SIWX_TX_BATCH)
+		return 0;
+	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
+	return siwx_tx_flush(conn, v, more ? MSG_MORE : 0);
+}
+
+/* One RDMAP message, cut into FPDUs of at most MULPDU. */
+int siwx_tx_message(struct siwx_conn *conn, const struct siwx_ddp_hdr *hdr,
+		    const u8 *rdmap, u32 rdmap_len, struct siwx_tx_src *src,
+		    u32 len)
+{
+	bool stage = conn->mpa.crc ||
+		     (!conn->tx_payload_ref && siwx_tx_pool_on());
+	struct siwx_tx_vec batch = {
+		.by_ref = stage || conn->tx_payload_ref,
+		.stage = stage,
+	};
+	struct siwx_tx_msg m;
+	int rv;
+
+	src->idx = 0;
+	src->off = 0;
+	siwx_tx_msg_init(&m, hdr, rdmap, rdmap_len, len);
+	while (siwx_tx_next(&m, conn->mulpdu, &conn->seg)) {
+		rv = siwx_tx_put_fpdu(conn, &conn->seg, src, &batch);
+		if (rv) {
+			/* The connection ends: nothing more goes to TCP */
+			siwx_tx_drop(conn, &batch);
+			return rv;
+		}
+	}
+	return 0;
+}
+
+/* Let go of the MRs @src holds */
+void siwx_tx_src_put(struct siwx_tx_src *src)
+{
+	u32 i;
+
+	for (i = 0; i < src->n; i++) {
+		if (src->el[i].mr)
+			siwx_mr_put(src->el[i].mr);
+		src->el[i].mr = NULL;
+	}
+	src->n = 0;
+	src->inl = NULL;
+}
