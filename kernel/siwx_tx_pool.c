@@ -1,29 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The stage's page pool: stage pages that TCP took by reference, kept
- * in the order they were filled, so that the oldest is written again
- * once TCP has let go of it instead of a new page taking its place.
- *
- * Why: every new page is zeroed by the page allocator (init_on_alloc,
- * Debian's default), and a stream fills a page per 4 KiB. Measured on
- * Linux 6.12 under TCG, that zeroing was about 12% of a 1 MiB writer's
- * time, more than the MPA CRC (docs/performance.md). TCP's own copy pays
- * the same for its page_frag, which it reuses only when no skb holds it.
- *
- * TCP lets go of pages in about the order they were sent, as the peer
- * acknowledges them, so only the oldest page is ever looked at. A
- * connection keeps at most its TCP send buffer's worth of pages (TCP
- * holds no more than that of them, so a full window never waits on the
- * pool) and at most tx_pool of them; all connections together keep at
- * most siwx_tx_pool_budget() pages (siwx_objects counts them), beyond
- * which a page is let go as before. A page the pool lets go of while TCP
- * still holds it lives on through TCP's references.
- *
- * The send path touches nothing shared per page: a connection takes the
- * shared budget in chunks of SIWX_TX_POOL_CHUNK pages, and its ring of
- * page pointers is allocated when its first page is kept. A connection
- * idle for SIWX_TX_POOL_IDLE gives its pages, ring and budget back, so
- * that idle connections cannot hold the budget busy ones lack.
+ * The stage's page pool (docs/design.md): stage pages that TCP took by
+ * reference, kept in the order they were filled, so that the oldest is
+ * written again once TCP has let go of it instead of a new page, which
+ * the page allocator zeroes, taking its place. A connection keeps at most
+ * its send buffer's worth and tx_pool of them; all together at most
+ * siwx_tx_pool_budget(), taken in chunks (SIWX_TX_POOL_CHUNK) so that the
+ * send path touches nothing shared per page. A connection idle for
+ * SIWX_TX_POOL_IDLE gives everything back.
  */
 #include <linux/mm.h>
 #include <linux/module.h>

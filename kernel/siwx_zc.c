@@ -1,27 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Zero-copy sends. Without MPA CRCs, from zc_min octets on, the payload of
- * a Send, Write or Read Response goes to TCP by reference to the MR's
- * pinned pages, a Send's or Write's in skbs that carry a ubuf_info of ours
- * (MSG_ZEROCOPY with msg_ubuf, the in-kernel form of SO_ZEROCOPY that
- * io_uring's zero-copy send uses); headers and trailers come from the
- * connection's stage pages. A Read Response owes no completion; the verbs
- * let the application reuse a send buffer from its WR's completion on, and
- * TCP may send those pages again until the peer acknowledges them, so a
- * Send or Write completes only when the network stack has dropped its last
- * reference to them: when the ubuf_info's count reaches zero (TCP's
- * acknowledged skbs freed, the driver's clones sent, or copies made on
- * loopback).
- *
- * The count's last drop can come from any context, also from inside our
- * own sock_sendmsg(): the callback only queues the siwx_zc on its
- * connection, and the connection's zc_work completes the WR in order with
- * the SQ (siwx_sq_done()). A siwx_zc holds a reference on its
- * connection, so that a late callback finds it; when the connection goes
- * (siwx_conn_close_work), it first lets the WRs that finish within a grace
- * period complete, then detaches: the flush completes the others, and
- * their late callbacks only free them. siwx_zc_exit() waits for the last
- * of them before the module's code goes.
+ * Zero-copy sends (docs/design.md): without MPA CRCs, from zc_min octets
+ * on, a Send's, Write's or Read Response's payload goes to TCP by
+ * reference to the MR's pinned pages, a Send's or Write's in skbs that
+ * carry our ubuf_info (MSG_ZEROCOPY with msg_ubuf). Such a WR completes
+ * when the stack drops its last reference: the callback, from any
+ * context, only queues the siwx_zc; zc_work completes it in SQ order. A
+ * siwx_zc holds a reference on its connection; a closing connection
+ * detaches after a grace period and the flush completes the rest.
  */
 #include <linux/module.h>
 #include <linux/skbuff.h>
