@@ -62,7 +62,7 @@ static int siwx_newlink(const char *name, struct net_device *netdev)
 	if (strncmp(name, SIWX_DEV_NAME_PREFIX,
 		    strlen(SIWX_DEV_NAME_PREFIX))) {
 		/* newlink has no extack in this kernel: say it in the log */
-		pr_info("siwx: refusing device name '%s': it must start with '%s'\n",
+		pr_info("siwx: refusing device name '%s': siwx device names must start with '%s'\n",
 			name, SIWX_DEV_NAME_PREFIX);
 		return -EINVAL;
 	}
