@@ -10,23 +10,6 @@
 #include "siwx_rdq.h"
 
 /*
- * Whether the next WR must wait: it needs an ORQ slot (@takes_slot) and
- * the ORD is used up, or it waits for every outstanding Read and atomic
- * (@waits_empty: a fence, an invalidation) and some are.
- */
-bool siwx_orq_stalls(struct siwx_conn *conn, bool takes_slot,
-		     bool waits_empty)
-{
-	bool stall;
-
-	spin_lock_bh(&conn->rdq_lock);
-	stall = (takes_slot && siwx_rdq_full(&conn->orq)) ||
-		(waits_empty && conn->orq.count);
-	spin_unlock_bh(&conn->rdq_lock);
-	return stall;
-}
-
-/*
  * A Read (@read) or an atomic (@atomic, whose result goes to @sink) of
  * the SQE at @pos is about to go out. -EIO if the ORD is used up.
  */
@@ -142,43 +125,4 @@ void siwx_irq_set_ready(struct siwx_conn *conn, int idx, u64 orig)
 	conn->irq_orig[idx] = orig;
 	conn->irq_ready[idx] = true;
 	spin_unlock_bh(&conn->rdq_lock);
-}
-
-/* The oldest request's response may go */
-bool siwx_irq_ready(struct siwx_conn *conn)
-{
-	struct siwx_rdq_entry *e;
-	bool ready;
-
-	spin_lock_bh(&conn->rdq_lock);
-	e = siwx_rdq_head(&conn->irq);
-	ready = e && conn->irq_ready[e - conn->irq.ent];
-	spin_unlock_bh(&conn->rdq_lock);
-	return ready;
-}
-
-/*
- * Take the oldest request if its response may go. Its IRD slot is free
- * before the response goes out: the requester may issue its next request
- * as soon as the response arrives, possibly before TX runs again.
- */
-bool siwx_irq_take_ready(struct siwx_conn *conn, struct siwx_rdq_entry *ent,
-			 u64 *orig)
-{
-	struct siwx_rdq_entry *e;
-	u32 idx;
-
-	spin_lock_bh(&conn->rdq_lock);
-	e = siwx_rdq_head(&conn->irq);
-	if (!e || !conn->irq_ready[e - conn->irq.ent]) {
-		spin_unlock_bh(&conn->rdq_lock);
-		return false;
-	}
-	idx = e - conn->irq.ent;
-	*ent = *e;
-	*orig = conn->irq_orig[idx];
-	conn->irq_ready[idx] = false;
-	siwx_rdq_pop(&conn->irq);
-	spin_unlock_bh(&conn->rdq_lock);
-	return true;
 }

@@ -8,8 +8,6 @@
 
 #include "siwx_conn.h"
 
-bool siwx_orq_stalls(struct siwx_conn *conn, bool takes_slot,
-		     bool waits_empty);
 int siwx_orq_push(struct siwx_conn *conn, u32 pos,
 		  const struct siwx_read_req *read,
 		  const struct siwx_atomic_req *atomic,
@@ -28,8 +26,63 @@ int siwx_irq_accept(struct siwx_conn *conn, const struct siwx_ddp_hdr *ddp,
 		    const struct siwx_atomic_req *atomic,
 		    struct siwx_term *err);
 void siwx_irq_set_ready(struct siwx_conn *conn, int idx, u64 orig);
-bool siwx_irq_ready(struct siwx_conn *conn);
-bool siwx_irq_take_ready(struct siwx_conn *conn, struct siwx_rdq_entry *ent,
-			 u64 *orig);
+
+/* Inline: the TX engine asks these on every turn (a call costs a few %) */
+
+/*
+ * Whether the next WR must wait: it needs an ORQ slot (@takes_slot) and
+ * the ORD is used up, or it waits for every outstanding Read and atomic
+ * (@waits_empty: a fence, an invalidation) and some are.
+ */
+static inline bool siwx_orq_stalls(struct siwx_conn *conn, bool takes_slot,
+				   bool waits_empty)
+{
+	bool stall;
+
+	spin_lock_bh(&conn->rdq_lock);
+	stall = (takes_slot && siwx_rdq_full(&conn->orq)) ||
+		(waits_empty && conn->orq.count);
+	spin_unlock_bh(&conn->rdq_lock);
+	return stall;
+}
+
+/* The oldest request's response may go */
+static inline bool siwx_irq_ready(struct siwx_conn *conn)
+{
+	struct siwx_rdq_entry *e;
+	bool ready;
+
+	spin_lock_bh(&conn->rdq_lock);
+	e = siwx_rdq_head(&conn->irq);
+	ready = e && conn->irq_ready[e - conn->irq.ent];
+	spin_unlock_bh(&conn->rdq_lock);
+	return ready;
+}
+
+/*
+ * Take the oldest request if its response may go. Its IRD slot is free
+ * before the response goes out: the requester may issue its next request
+ * as soon as the response arrives, possibly before TX runs again.
+ */
+static inline bool siwx_irq_take_ready(struct siwx_conn *conn,
+				       struct siwx_rdq_entry *ent, u64 *orig)
+{
+	struct siwx_rdq_entry *e;
+	u32 idx;
+
+	spin_lock_bh(&conn->rdq_lock);
+	e = siwx_rdq_head(&conn->irq);
+	if (!e || !conn->irq_ready[e - conn->irq.ent]) {
+		spin_unlock_bh(&conn->rdq_lock);
+		return false;
+	}
+	idx = e - conn->irq.ent;
+	*ent = *e;
+	*orig = conn->irq_orig[idx];
+	conn->irq_ready[idx] = false;
+	siwx_rdq_pop(&conn->irq);
+	spin_unlock_bh(&conn->rdq_lock);
+	return true;
+}
 
 #endif /* SIWX_RDQ_H */
