@@ -1,19 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Module-wide counts of siwx's own objects, for finding leaks: what
- * ib_core does not track (it counts PDs, CQs, QPs, SRQs, MRs and cm_ids
- * per device: `rdma resource`). Connections and listeners can outlive
- * the device they were made for (their close runs on a workqueue), so
- * they are counted for the module, not per device.
- *
- * Read-only in debugfs, siwx/objects, one "name value" line each:
- *   conns         connections, from allocation to their last reference
- *   listeners     listening endpoints
- *   pinned_pages  user pages pinned by registered MRs
- *   tx_pool_taken budget the stage's page pools hold, in pages
- *                 (siwx_tx_pool.c): 0 too once every connection has
- *                 been idle a few seconds
- * All are 0 once every application and ULP has let go of siwx.
+ * Module-wide counts of siwx's own objects, for finding leaks, shown in
+ * debugfs (siwx/objects); all are 0 once nothing uses siwx. Connections
+ * and listeners can outlive their device, so the counts are the module's.
+ * Each counter: docs/design.md, "What siwx.ko counts".
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>

@@ -27,7 +27,8 @@
  *             counted, the device must survive;
  *   resize    valid batches, counted exactly, while a second thread
  *             resizes the send CQ under them;
- *   windows   Bind Memory Window SQEs (and unbinds) of the window a
+ *   windows   a bind whose MR key has bits above 32 is refused; then
+ *             Bind Memory Window SQEs (and unbinds) of the window a
  *             second thread has just allocated, of either type, while it
  *             deallocates them; each completes once, and at the end the
  *             MR they were bound to deregisters (a window or binding the
@@ -203,10 +204,64 @@ static void fz_bind_sqe(struct fuzzer *f, struct siwx_sqe *e, uint64_t id)
 	e->opcode = IB_UVERBS_WR_BIND_MW;
 	e->rkey = (k & ~0xffu) | ((k + 1 + tp_rand(&f->rng) % 8) & 0xff);
 	e->raddr = (uintptr_t)f->w.addr + off;
-	e->add_swap = tp_rand(&f->rng) % 4 ?
-			      1 + tp_rand(&f->rng) % (LF_MEM / 2) : 0;
-	e->compare = f->w.mr->lkey;
-	e->add_swap_mask = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	e->bind.length = tp_rand(&f->rng) % 4 ?
+				 1 + tp_rand(&f->rng) % (LF_MEM / 2) : 0;
+	e->bind.mr_lkey = f->w.mr->lkey;
+	e->bind.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+}
+
+/* Post one raw SQE and take its completion's status (-1: none came). */
+static int fz_one(struct fuzzer *f, struct siwx_sqe *e)
+{
+	struct ibv_wc wc;
+
+	e->id = f->next_id++;
+	if (!lf_ring_put(&f->ring, e) || lf_doorbell(f->conn.qp) ||
+	    tp_poll(f->conn.scq, &wc, 10000) <= 0 || wc.wr_id != e->id)
+		return -1;
+	return wc.status;
+}
+
+/*
+ * The bind SQE's MR key is 64 bits wide in the ring and an lkey is 32:
+ * a bind whose key has bits above 32 is refused, not truncated to the
+ * valid lkey below them, and leaves the type 2 window free for a bind
+ * that names the lkey alone.
+ */
+static bool fz_wide_lkey(struct fuzzer *f)
+{
+	struct siwx_sqe e = {
+		.flags = SIWX_WQE_SIGNALLED, .opcode = IB_UVERBS_WR_BIND_MW,
+	};
+	struct ibv_mw *mw = ibv_alloc_mw(f->pd, IBV_MW_TYPE_2);
+	int wide, plain;
+
+	if (!mw || !fz_connect(f, false)) {
+		tp_fail("wide lkey: setup: %s", strerror(errno));
+		return false;
+	}
+	e.rkey = (mw->rkey & ~0xffu) | ((mw->rkey + 1) & 0xff);
+	e.raddr = (uintptr_t)f->w.addr;
+	e.bind.length = 4096;
+	e.bind.access = IBV_ACCESS_REMOTE_READ;
+	e.bind.mr_lkey = (1ull << 32) | f->w.mr->lkey;
+	wide = fz_one(f, &e);
+	fz_close(f);
+	e.bind.mr_lkey = f->w.mr->lkey;
+	plain = fz_connect(f, false) ? fz_one(f, &e) : -1;
+	fz_close(f);
+	if (wide == IBV_WC_SUCCESS || wide == IBV_WC_WR_FLUSH_ERR || wide < 0)
+		tp_fail("wide lkey: the bind with bit 32 set completed %s",
+			wide < 0 ? "never" : ibv_wc_status_str(wide));
+	else if (plain != IBV_WC_SUCCESS)
+		tp_fail("wide lkey: the same bind with the lkey alone: %s",
+			plain < 0 ? "no completion" : ibv_wc_status_str(plain));
+	else
+		tp_log("ok: wide lkey: refused (%s), the lkey alone binds",
+		       ibv_wc_status_str(wide));
+	if (ibv_dealloc_mw(mw))
+		tp_fail("wide lkey: ibv_dealloc_mw failed");
+	return wide != IBV_WC_SUCCESS && plain == IBV_WC_SUCCESS;
 }
 
 /*
@@ -422,6 +477,8 @@ static bool fz_phase_windows(struct fuzzer *f, unsigned int batches)
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND))
 		return false;
 	f->stop = false;
+	if (!fz_wide_lkey(f))
+		return false;
 	if (pthread_create(&f->thr, NULL, fz_windows, f)) {
 		tp_fail("pthread_create");
 		return false;
