@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "address_classes.h"
+#include "call_stacks.h"
 #include "x86_insn.h"
 
 namespace siwx_cost {
@@ -119,6 +120,71 @@ TEST(AddressClasses, RefusesBadLines) {
         EXPECT_FALSE(c.Load(in, &error)) << text;
         EXPECT_FALSE(error.empty());
     }
+}
+
+bool Call(std::vector<uint8_t> b) { return IsCall(b.data(), b.size()); }
+bool Ret(std::vector<uint8_t> b) { return IsRet(b.data(), b.size()); }
+
+TEST(Insn, CallsAndRets) {
+    EXPECT_TRUE(Call({0xe8, 0x10, 0x20, 0x30, 0x40}));   // call rel32
+    EXPECT_TRUE(Call({0xff, 0xd0}));                     // call *%rax
+    EXPECT_TRUE(Call({0x41, 0xff, 0xd3}));               // call *%r11
+    EXPECT_TRUE(Call({0xff, 0x15, 1, 2, 3, 4}));         // call *disp(%rip)
+    EXPECT_FALSE(Call({0xff, 0xe0}));                    // jmp *%rax
+    EXPECT_FALSE(Call({0xe9, 0x10, 0x20, 0x30, 0x40}));  // jmp rel32
+    EXPECT_FALSE(Call({0xff, 0xc0}));                    // inc %eax
+    EXPECT_TRUE(Ret({0xc3}));
+    EXPECT_TRUE(Ret({0xf3, 0xc3}));
+    EXPECT_TRUE(Ret({0xc2, 0x08, 0x00}));
+    EXPECT_FALSE(Ret({0x48, 0xcf}));  // iretq
+    EXPECT_FALSE(Ret({0xcc}));
+}
+
+TEST(CallStacks, ChainIsTheOpenCallsInnermostFirst) {
+    CallStacks s;
+    uint64_t c[4] = {};
+    const uint64_t top = 0xffffc90000004000;  // one 16 KiB stack's end
+    s.Call(top - 8, 0xa);
+    s.Call(top - 0x40, 0xb);
+    s.Call(top - 0x80, 0xc);
+    ASSERT_EQ(s.Chain(c, 4), 3u);
+    EXPECT_EQ(c[0], 0xcu);
+    EXPECT_EQ(c[1], 0xbu);
+    EXPECT_EQ(c[2], 0xau);
+    EXPECT_EQ(s.Chain(c, 2), 2u);
+    s.Ret(top - 0x80);  // c returned: b's callee is next, at another depth
+    s.Call(top - 0x60, 0xd);
+    ASSERT_EQ(s.Chain(c, 4), 3u);
+    EXPECT_EQ(c[0], 0xdu);
+    EXPECT_EQ(c[1], 0xbu);
+}
+
+TEST(CallStacks, ACallBelowForgetsCallsThatReturnedUnseen) {
+    CallStacks s;
+    uint64_t c[4] = {};
+    const uint64_t top = 0xffffc90000008000;
+    s.Call(top - 8, 0xa);
+    s.Call(top - 0x100, 0xb);  // b's frame ends without a RET we saw
+    s.Call(top - 0x80, 0xc);   // a's next callee, above b's old slot
+    ASSERT_EQ(s.Chain(c, 4), 2u);
+    EXPECT_EQ(c[0], 0xcu);
+    EXPECT_EQ(c[1], 0xau);
+}
+
+TEST(CallStacks, EachStackKeepsItsOwn) {
+    CallStacks s;
+    uint64_t c[4] = {};
+    const uint64_t task1 = 0xffffc90000004000, task2 = 0xffffc90000010000;
+    s.Call(task1 - 8, 0x1);
+    s.Call(task1 - 0x40, 0x2);
+    s.Call(task2 - 8, 0x3);  // another task (or an interrupt stack)
+    ASSERT_EQ(s.Chain(c, 4), 1u);
+    EXPECT_EQ(c[0], 0x3u);
+    const uint64_t g = s.generation();
+    s.Ret(task1 - 0x40);  // back on the first task's stack
+    EXPECT_NE(s.generation(), g);
+    ASSERT_EQ(s.Chain(c, 4), 1u);
+    EXPECT_EQ(c[0], 0x1u);
 }
 
 }  // namespace

@@ -20,21 +20,27 @@
 //   mark ID SEQ NS path=N tick=N idle=N user=N krep=N urep=N
 // (SEQ: markers so far, NS: the host's monotonic clock) and, with
 // profile=on, a line "tb VADDR INSNS EXECS" per translation block executed
-// since the previous marker; the host symbolizes those
+// since the previous marker and a line "rep INSN RET1,RET2,... ITERATIONS"
+// per kernel REP string instruction and the return addresses of the calls
+// open when its iterations ran (call_stacks.h; innermost first, at most
+// kChainDepth); the host symbolizes those
 // (tools/bench/siwxbench/cost_profile.py).
 //
 // The counters are added inline by translated code without atomics, as
 // API 1 offers them: the plugin refuses guests of more than one vCPU.
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <string>
 #include <unordered_map>
 
 #include "address_classes.h"
+#include "call_stacks.h"
 #include "qemu_plugin_v1.h"
 #include "x86_insn.h"
 
@@ -60,6 +66,14 @@ struct Block {
     uint64_t dumped = 0;  // execs at the last marker
 };
 
+// A kernel REP instruction and the calls open, for profile=on.
+constexpr size_t kChainDepth = 12;
+using Chain = std::array<uint64_t, kChainDepth + 1>;  // the instruction, then return addresses
+struct Counted {
+    uint64_t n = 0;
+    uint64_t dumped = 0;  // n at the last marker
+};
+
 struct State {
     uint64_t counts[kCounters] = {};
     // While the timer interrupt runs: the counts when it came in, and
@@ -75,6 +89,13 @@ struct State {
     // flush of the code cache) counts on in the same entry. Elements of an
     // unordered_map keep their address, which translated code adds to.
     std::unordered_map<uint64_t, Block> blocks;
+    siwx_cost::CallStacks calls;
+    std::map<Chain, Counted> reps;
+    // The entry the last REP iteration counted in, while no CALL or RET
+    // came since (elements of a std::map keep their address).
+    Counted* rep_entry = nullptr;
+    uint64_t rep_insn = 0;
+    uint64_t rep_generation = ~uint64_t(0);
 };
 
 State* g;
@@ -99,6 +120,14 @@ void OnMark(unsigned int /*vcpu*/, void* userdata) {
             std::fprintf(g->out, "tb %" PRIx64 " %u %" PRIu64 "\n", b.vaddr, b.insns,
                          b.execs - b.dumped);
             b.dumped = b.execs;
+        }
+        for (auto& [chain, c] : g->reps) {
+            if (c.n == c.dumped) continue;
+            std::fprintf(g->out, "rep %" PRIx64 " ", chain[0]);
+            for (size_t i = 1; i < chain.size() && chain[i]; ++i)
+                std::fprintf(g->out, "%s%" PRIx64, i > 1 ? "," : "", chain[i]);
+            std::fprintf(g->out, " %" PRIu64 "\n", c.n - c.dumped);
+            c.dumped = c.n;
         }
     }
     std::fflush(g->out);
@@ -137,6 +166,43 @@ void OnIret(unsigned int /*vcpu*/, void* /*userdata*/) {
         g->counts[kTick] += d;
     }
     for (Counter c : {kRepKernel, kRepUser}) g->counts[c] = g->at_tick[c];
+}
+
+void OnCall(unsigned int /*vcpu*/, qemu_plugin_meminfo_t info, uint64_t slot, void* ret) {
+    if (qemu_plugin_mem_is_store(info)) g->calls.Call(slot, reinterpret_cast<uintptr_t>(ret));
+}
+
+void OnRet(unsigned int /*vcpu*/, qemu_plugin_meminfo_t /*info*/, uint64_t slot, void*) {
+    g->calls.Ret(slot);
+}
+
+// One iteration of the kernel REP instruction at @insn (QEMU 7.2 runs
+// each as an execution of its own).
+void OnRepIteration(unsigned int /*vcpu*/, void* insn) {
+    const auto at = reinterpret_cast<uintptr_t>(insn);
+    if (!g->rep_entry || g->rep_insn != at || g->rep_generation != g->calls.generation()) {
+        Chain chain{};
+        chain[0] = at;
+        g->calls.Chain(chain.data() + 1, kChainDepth);
+        g->rep_entry = &g->reps[chain];
+        g->rep_insn = at;
+        g->rep_generation = g->calls.generation();
+    }
+    ++g->rep_entry->n;
+}
+
+// With profile=on: the calls open, for the REP instructions' iterations.
+void TrackCalls(qemu_plugin_insn* insn, const uint8_t* bytes, size_t size) {
+    const uint64_t at = qemu_plugin_insn_vaddr(insn);
+    if (siwx_cost::IsCall(bytes, size))
+        qemu_plugin_register_vcpu_mem_cb(insn, OnCall, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+                                         reinterpret_cast<void*>(uintptr_t(at + size)));
+    else if (siwx_cost::IsRet(bytes, size))
+        qemu_plugin_register_vcpu_mem_cb(insn, OnRet, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_R,
+                                         nullptr);
+    else if (siwx_cost::IsRepString(bytes, size))
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, OnRepIteration, QEMU_PLUGIN_CB_NO_REGS,
+                                               reinterpret_cast<void*>(uintptr_t(at)));
 }
 
 Counter CounterOf(uint64_t vaddr) {
@@ -178,6 +244,7 @@ void OnTranslate(qemu_plugin_id_t /*id*/, qemu_plugin_tb* tb) {
         qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
         const auto* bytes = static_cast<const uint8_t*>(qemu_plugin_insn_data(insn));
         const size_t size = qemu_plugin_insn_size(insn);
+        if (g->profile && IsKernel(vaddr)) TrackCalls(insn, bytes, size);
         if (IsKernel(vaddr) && siwx_cost::IsIret(bytes, size)) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, OnIret, QEMU_PLUGIN_CB_NO_REGS, nullptr);
         } else if (siwx_cost::IsRepString(bytes, size)) {

@@ -55,6 +55,21 @@ void qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_insn* insn, qemu_plugin_
                                             qemu_plugin_cb_flags flags, void* userdata);
 void qemu_plugin_register_vcpu_insn_exec_inline(qemu_plugin_insn* insn, qemu_plugin_op op,
                                                 void* ptr, uint64_t imm);
+// Memory callbacks: the address an instruction reads or writes.
+using qemu_plugin_meminfo_t = uint32_t;
+enum qemu_plugin_mem_rw {
+    QEMU_PLUGIN_MEM_R = 1,
+    QEMU_PLUGIN_MEM_W,
+    QEMU_PLUGIN_MEM_RW,
+};
+using qemu_plugin_vcpu_mem_cb_t = void (*)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+                                           uint64_t vaddr, void* userdata);
+void qemu_plugin_register_vcpu_mem_cb(qemu_plugin_insn* insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      qemu_plugin_cb_flags flags, qemu_plugin_mem_rw rw,
+                                      void* userdata);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+uint64_t qemu_plugin_insn_vaddr(const qemu_plugin_insn* insn);
+
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void* userdata);
 
 size_t qemu_plugin_tb_n_insns(const qemu_plugin_tb* tb);

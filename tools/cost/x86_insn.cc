@@ -63,4 +63,18 @@ bool IsRepString(const uint8_t* insn, size_t size) {
     return rep && i + 1 == size && IsStringOpcode(insn[i]);
 }
 
+bool IsCall(const uint8_t* insn, size_t size) {
+    size_t i = 0;
+    for (; i < size && IsLegacyPrefix(insn[i]); ++i) {
+    }
+    if (i < size && (insn[i] & 0xf0) == 0x40) ++i;
+    if (i + 5 == size && insn[i] == 0xe8) return true;
+    return i + 1 < size && insn[i] == 0xff && ((insn[i + 1] >> 3) & 7) == 2;
+}
+
+bool IsRet(const uint8_t* insn, size_t size) {
+    size_t i = size > 0 && insn[0] == 0xf3 ? 1 : 0;
+    return (i + 1 == size && insn[i] == 0xc3) || (i + 3 == size && insn[i] == 0xc2);
+}
+
 }  // namespace siwx_cost

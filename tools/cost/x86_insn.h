@@ -1,7 +1,8 @@
 // What the cost plugin needs to know of an x86 instruction's bytes, decided
 // once at translation: whether it is a string instruction with a REP
 // prefix (QEMU 7.2 runs each iteration of one as an instruction of its
-// own), and whether it is siwx's marker.
+// own), whether it is siwx's marker, and whether it is a CALL or a RET
+// (for the profile's call stacks, call_stacks.h).
 #pragma once
 
 #include <cstddef>
@@ -29,5 +30,13 @@ bool IsIret(const uint8_t* insn, size_t size);
 // Whether these bytes are a string instruction (MOVS, STOS, LODS, CMPS,
 // SCAS, INS, OUTS) behind a REP/REPE/REPNE prefix.
 bool IsRepString(const uint8_t* insn, size_t size);
+
+// Whether these bytes are a near CALL (E8 rel32, or FF /2 through a
+// register or memory), which stores its return address on the stack.
+bool IsCall(const uint8_t* insn, size_t size);
+
+// Whether these bytes are a near RET (C3, C2 imm16, either behind REP),
+// which loads its return address from the stack.
+bool IsRet(const uint8_t* insn, size_t size);
 
 }  // namespace siwx_cost

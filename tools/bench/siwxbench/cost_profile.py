@@ -7,7 +7,10 @@ blocks after it are the step's. Kernel addresses are named by the
 guest's kallsyms (the core kernel's kept by tests/vm/run, the modules'
 from the guest's out.log, COST-MODSYM), user addresses by the objects
 mapped in the step's programs (bstep's BENCH-MAPS lines; the guests map
-without randomization, so every process of a program maps alike)."""
+without randomization, so every process of a program maps alike).
+The kernel's REP string iterations (QEMU 7.2 counts each as an
+instruction) are also given by the calls that were open when they ran
+(the plugin's "rep" lines), so that a `memset_erms` names its callers."""
 
 import bisect
 import os
@@ -20,6 +23,8 @@ from .cost_run import NAME
 from .layout import read_log, round_dirs
 
 TOP_N = 25
+# Callers shown for a REP instruction's iterations, innermost first.
+REP_DEPTH = 8
 
 
 class Symbols:
@@ -58,22 +63,45 @@ def user_maps(logdir, n, sid):
     return out
 
 
-def step_blocks(logdir, n, sid):
-    """{vaddr: instructions} executed in step @sid's window on guest @n."""
+def step_window(logdir, n, sid):
+    """The plugin's lines written at the end marker of step @sid on guest
+    @n (what ran in its window), or None when the step failed or was not
+    counted."""
     text = read_log(os.path.join(logdir, f"guest{n}.out.log"))
     m = re.search(rf"^BENCH-COST {re.escape(sid)} role=\S+ end mark=(\d+)$", text, re.M)
-    if not m:
+    if not m or not re.search(rf"^BENCH-END {re.escape(sid)} role=\S+ rc=0(\s|$)", text, re.M):
         return None
-    end, blocks, inside = m.group(1), {}, False
+    end, out, inside = m.group(1), [], False
     for line in read_log(os.path.join(logdir, f"guest{n}.cost")).splitlines():
         if line.startswith("mark "):
             if inside:
                 break
             inside = line.split()[1] == end
-        elif inside and line.startswith("tb "):
-            _, va, insns, execs = line.split()
-            blocks[int(va, 16)] = blocks.get(int(va, 16), 0) + int(insns) * int(execs)
+        elif inside:
+            out.append(line.split())
+    return out
+
+
+def step_blocks(window):
+    """{vaddr: instructions} of a step's window."""
+    blocks = {}
+    for f in window:
+        if f[0] == "tb":
+            va = int(f[1], 16)
+            blocks[va] = blocks.get(va, 0) + int(f[2]) * int(f[3])
     return blocks
+
+
+def step_reps(window, ksyms):
+    """{(function of the REP, caller, ...): iterations} of a step's window,
+    callers innermost first, named by function."""
+    out = {}
+    for f in window:
+        if f[0] == "rep":
+            rets = f[2].split(",") if len(f) == 4 else []
+            key = tuple(ksyms.name(int(a, 16)) or "?" for a in [f[1]] + rets[:REP_DEPTH])
+            out[key] = out.get(key, 0) + int(f[-1])
+    return out
 
 
 def attribute(blocks, ksyms, maps):
@@ -98,15 +126,21 @@ def profile(logdir, stack, meas):
         ksyms = kernel_symbols(logdir, n)
         sids = [f"{stack}.{meas}.{which}" for which in ("n1", "n2")]
         maps = [e for sid in sids for e in user_maps(logdir, n, sid)]
-        by = []
+        by, reps = [], []
         for sid in sids:
-            blocks = step_blocks(logdir, n, sid)
-            if blocks is None:
+            window = step_window(logdir, n, sid)
+            if window is None:
                 return None
-            by.append(attribute(blocks, ksyms, maps))
-        diff = {k: (by[1].get(k, 0) - by[0].get(k, 0)) / du for k in set(by[0]) | set(by[1])}
-        result[role] = sorted(diff.items(), key=lambda kv: -kv[1])
+            by.append(attribute(step_blocks(window), ksyms, maps))
+            reps.append(step_reps(window, ksyms))
+        result[role] = (_diff(by, du), _diff(reps, du))
     return result
+
+
+def _diff(two, du):
+    """[(key, per unit)] of N2's less N1's, most first."""
+    d = {k: (two[1].get(k, 0) - two[0].get(k, 0)) / du for k in set(two[0]) | set(two[1])}
+    return sorted(d.items(), key=lambda kv: -kv[1])
 
 
 def classes(logdir):
@@ -127,6 +161,19 @@ def _table(rows, total, cls):
     return out + [""]
 
 
+def _rep_table(reps):
+    total = sum(v for _, v in reps)
+    if not reps:
+        return ["No REP iterations were traced (a profile of an older plugin).", ""]
+    out = [f"Kernel REP iterations, {_n(total)} per unit, by the calls open when they "
+           f"ran (innermost first, {REP_DEPTH} at most):", "",
+           "| REP in | called from | per unit | share |", "|---|---|---|---|"]
+    for key, v in reps[:TOP_N]:
+        out.append(f"| `{key[0]}` | {' < '.join(key[1:]) or '-'} | {_n(v)} | "
+                   f"{v / total if total else 0:.1%} |")
+    return out + [""]
+
+
 def write_profile(outdir, meas):
     logdir = round_dirs(outdir, NAME)[0]
     m = cost_plan.BY_NAME[meas]
@@ -144,7 +191,7 @@ def write_profile(outdir, meas):
         if not prof:
             lines += [f"## {stack}: no profile (a step failed or was not counted)", ""]
             continue
-        for role, rows in prof.items():
+        for role, (rows, reps) in prof.items():
             kern = [(k, v) for k, v in rows if not k.startswith("user: ")]
             user = [(k, v) for k, v in rows if k.startswith("user: ")]
             path = sum(v for k, v in kern if k not in cls)
@@ -153,6 +200,6 @@ def write_profile(outdir, meas):
                       f"Kernel {_n(ku)} per {m.unit} ({_n(path)} without the functions "
                       f"marked; the counts' tick also takes what its interrupt ran), "
                       f"user {_n(uu)}.", ""]
-            lines += _table(kern, ku, cls) + _table(user, uu, cls)
+            lines += _table(kern, ku, cls) + _table(user, uu, cls) + _rep_table(reps)
     with open(os.path.join(outdir, "profile.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

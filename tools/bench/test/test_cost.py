@@ -28,7 +28,7 @@ class Boot:
         self.total = {1: {"path": 0, "user": 0}, 2: {"path": 0, "user": 0}}
         self.steps = []
 
-    def step(self, sid, server, client, rc=0, tbs=None):
+    def step(self, sid, server, client, rc=0, tbs=None, reps=None):
         stack, meas, which = sid.split(".")
         self.steps.append({"id": sid, "stack": stack, "meas": meas, "which": which})
         for n, role, (path, user) in ((1, "server", server), (2, "client", client)):
@@ -41,6 +41,8 @@ class Boot:
                 self.cost[n].append(mark_line(self.k[n], self.k[n] * 1000, **self.total[n]))
                 if what == "end" and tbs:
                     self.cost[n] += [f"tb {va:x} {ins} {ex}" for va, ins, ex in tbs[n]]
+                if what == "end" and reps:
+                    self.cost[n] += reps.get(n, [])
             end = f"BENCH-END {sid} role={role} rc={rc}"
             self.out[n].append(end + (f" client={rc}" if role == "server" else ""))
 
@@ -191,12 +193,12 @@ class Profile(Temp):
         with open(os.path.join(b.dir, "kallsyms"), "w") as f:
             f.write(f"{k:x} T tcp_sendmsg\n{k + 0x1000:x} T other\n")
         prof = cost_profile.profile(b.dir, "siwx", "write_rt")
-        server = dict(prof["server"])
+        server = dict(prof["server"][0])
         du = 6000 - 2000
         self.assertAlmostEqual(server["tcp_sendmsg"], 10 * 200 / du)
         self.assertAlmostEqual(server["siwx_tx_run [siwx]"], 5 * 200 / du)
         self.assertAlmostEqual(server["user: ib_write_lat"], 4 * 200 / du)
-        self.assertEqual(prof["server"][0][0], "tcp_sendmsg")
+        self.assertEqual(prof["server"][0][0][0], "tcp_sendmsg")
         with open(os.path.join(self.root, "results.json"), "w") as f:
             f.write("{}")
         cost_profile.write_profile(self.root, "write_rt")
@@ -204,6 +206,40 @@ class Profile(Temp):
             text = f.read()
         self.assertIn("| `siwx_tx_run [siwx]` | 0.25 | 33.3% |", text)
         self.assertIn("| `user: ib_write_lat` | 0.2 | 100.0% |", text)
+
+    def test_rep_iterations_by_caller(self):
+        k = 0xffffffff81000000
+        b = Boot(self.root)
+        b.step("siwx.write_rt.warm", (1, 1), (1, 1))
+        # memset_erms's REP, called from __alloc_skb (called from tcp_sendmsg)
+        # and from siwx_tx_run; the two return addresses in __alloc_skb differ
+        rep = f"rep {k + 0x3004:x}"
+        small = {1: [f"{rep} {k + 0x10:x},{k + 0x1010:x} 100", f"{rep} {k + 0x2100:x} 40"]}
+        big = {1: [f"{rep} {k + 0x10:x},{k + 0x1010:x} 300", f"{rep} {k + 0x18:x} 100",
+                   f"{rep} {k + 0x2100:x} 40"]}
+        b.step("siwx.write_rt.n1", (1, 1), (1, 1), tbs={1: [(k, 1, 1)], 2: []}, reps=small)
+        b.step("siwx.write_rt.n2", (1, 1), (1, 1), tbs={1: [(k, 1, 1)], 2: []}, reps=big)
+        b.step("siwx.read_rt.warm", (1, 1), (1, 1), rc=1)
+        b.out[1].append("COST-MODSYM ffffffff81002000 siwx_tx_run [siwx]")
+        b.write()
+        with open(os.path.join(b.dir, "kallsyms"), "w") as f:
+            f.write(f"{k:x} T __alloc_skb\n{k + 0x1000:x} T tcp_sendmsg\n"
+                    f"{k + 0x3000:x} T memset_erms\n")
+        reps = dict(cost_profile.profile(b.dir, "siwx", "write_rt")["server"][1])
+        du = 6000 - 2000
+        self.assertAlmostEqual(reps[("memset_erms", "__alloc_skb", "tcp_sendmsg")], 200 / du)
+        self.assertAlmostEqual(reps[("memset_erms", "__alloc_skb")], 100 / du)
+        self.assertAlmostEqual(reps[("memset_erms", "siwx_tx_run [siwx]")], 0)
+
+    def test_a_failed_step_has_no_profile(self):
+        b = Boot(self.root)
+        b.step("siwx.write_rt.warm", (1, 1), (1, 1))
+        b.step("siwx.write_rt.n1", (1, 1), (1, 1), rc=1, tbs={1: [(1, 1, 1)], 2: []})
+        b.step("siwx.write_rt.n2", (1, 1), (1, 1), tbs={1: [(1, 1, 1)], 2: []})
+        b.write()
+        with open(os.path.join(b.dir, "kallsyms"), "w") as f:
+            f.write("ffffffff81000000 T x\n")
+        self.assertIsNone(cost_profile.profile(b.dir, "siwx", "write_rt"))
 
 
 if __name__ == "__main__":
