@@ -140,51 +140,48 @@ TEST(Insn, CallsAndRets) {
     EXPECT_FALSE(Ret({0xcc}));
 }
 
+using Chain = std::vector<uint64_t>;
+
+// The open calls' return addresses, innermost first, at most @max.
+Chain ChainOf(const CallStacks& s, size_t max = 8) {
+    Chain c(max);
+    c.resize(s.Chain(c.data(), max));
+    return c;
+}
+
 TEST(CallStacks, ChainIsTheOpenCallsInnermostFirst) {
     CallStacks s;
-    uint64_t c[4] = {};
     const uint64_t top = 0xffffc90000004000;  // one 16 KiB stack's end
     s.Call(top - 8, 0xa);
     s.Call(top - 0x40, 0xb);
     s.Call(top - 0x80, 0xc);
-    ASSERT_EQ(s.Chain(c, 4), 3u);
-    EXPECT_EQ(c[0], 0xcu);
-    EXPECT_EQ(c[1], 0xbu);
-    EXPECT_EQ(c[2], 0xau);
-    EXPECT_EQ(s.Chain(c, 2), 2u);
+    EXPECT_EQ(ChainOf(s), (Chain{0xc, 0xb, 0xa}));
+    EXPECT_EQ(ChainOf(s, 2), (Chain{0xc, 0xb}));
     s.Ret(top - 0x80);  // c returned: b's callee is next, at another depth
     s.Call(top - 0x60, 0xd);
-    ASSERT_EQ(s.Chain(c, 4), 3u);
-    EXPECT_EQ(c[0], 0xdu);
-    EXPECT_EQ(c[1], 0xbu);
+    EXPECT_EQ(ChainOf(s), (Chain{0xd, 0xb, 0xa}));
 }
 
 TEST(CallStacks, ACallBelowForgetsCallsThatReturnedUnseen) {
     CallStacks s;
-    uint64_t c[4] = {};
     const uint64_t top = 0xffffc90000008000;
     s.Call(top - 8, 0xa);
     s.Call(top - 0x100, 0xb);  // b's frame ends without a RET we saw
     s.Call(top - 0x80, 0xc);   // a's next callee, above b's old slot
-    ASSERT_EQ(s.Chain(c, 4), 2u);
-    EXPECT_EQ(c[0], 0xcu);
-    EXPECT_EQ(c[1], 0xau);
+    EXPECT_EQ(ChainOf(s), (Chain{0xc, 0xa}));
 }
 
 TEST(CallStacks, EachStackKeepsItsOwn) {
     CallStacks s;
-    uint64_t c[4] = {};
     const uint64_t task1 = 0xffffc90000004000, task2 = 0xffffc90000010000;
     s.Call(task1 - 8, 0x1);
     s.Call(task1 - 0x40, 0x2);
     s.Call(task2 - 8, 0x3);  // another task (or an interrupt stack)
-    ASSERT_EQ(s.Chain(c, 4), 1u);
-    EXPECT_EQ(c[0], 0x3u);
+    EXPECT_EQ(ChainOf(s), (Chain{0x3}));
     const uint64_t g = s.generation();
     s.Ret(task1 - 0x40);  // back on the first task's stack
     EXPECT_NE(s.generation(), g);
-    ASSERT_EQ(s.Chain(c, 4), 1u);
-    EXPECT_EQ(c[0], 0x1u);
+    EXPECT_EQ(ChainOf(s), (Chain{0x1}));
 }
 
 }  // namespace
