@@ -191,7 +191,7 @@ void OnRepIteration(unsigned int /*vcpu*/, void* insn) {
     ++g->rep_entry->n;
 }
 
-// With profile=on: the calls open, for the REP instructions' iterations.
+// With profile=on: the calls open, for the kernel REP iterations' callers.
 void TrackCalls(qemu_plugin_insn* insn, const uint8_t* bytes, size_t size) {
     const uint64_t at = qemu_plugin_insn_vaddr(insn);
     if (siwx_cost::IsCall(bytes, size))
@@ -200,9 +200,6 @@ void TrackCalls(qemu_plugin_insn* insn, const uint8_t* bytes, size_t size) {
     else if (siwx_cost::IsRet(bytes, size))
         qemu_plugin_register_vcpu_mem_cb(insn, OnRet, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_R,
                                          nullptr);
-    else if (siwx_cost::IsRepString(bytes, size))
-        qemu_plugin_register_vcpu_insn_exec_cb(insn, OnRepIteration, QEMU_PLUGIN_CB_NO_REGS,
-                                               reinterpret_cast<void*>(uintptr_t(at)));
 }
 
 Counter CounterOf(uint64_t vaddr) {
@@ -249,6 +246,10 @@ void OnTranslate(qemu_plugin_id_t /*id*/, qemu_plugin_tb* tb) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, OnIret, QEMU_PLUGIN_CB_NO_REGS, nullptr);
         } else if (siwx_cost::IsRepString(bytes, size)) {
             qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, rep, 1);
+            if (g->profile && IsKernel(vaddr))
+                qemu_plugin_register_vcpu_insn_exec_cb(
+                    insn, OnRepIteration, QEMU_PLUGIN_CB_NO_REGS,
+                    reinterpret_cast<void*>(uintptr_t(qemu_plugin_insn_vaddr(insn))));
         } else if (auto mark = siwx_cost::DecodeMark(bytes, size)) {
             qemu_plugin_register_vcpu_insn_exec_cb(insn, OnMark, QEMU_PLUGIN_CB_NO_REGS,
                                                    reinterpret_cast<void*>(uintptr_t(*mark)));

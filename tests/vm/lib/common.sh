@@ -186,6 +186,25 @@ distro_root() {
 
 # A stamp file holds a key describing every input of a product; the product
 # is rebuilt only when the key changes ("rebuild only what changed").
+# overlay_copy_path P: for an overlay builder (base image root $base, the
+# overlay's tree $root, the source root $R, empty for the host): P into
+# $root with the symlinks along the way, unless the base image has it.
+overlay_copy_path() {
+	local p=$1 t
+	# merged /usr: /lib and /bin of the guests are links into /usr, which
+	# unpacking a directory of that name would replace
+	case $p in /lib/* | /lib64/* | /bin/* | /sbin/*) p=/usr$p ;; esac
+	[ -e "$base$p" ] || [ -L "$base$p" ] || [ -e "$root$p" ] || [ -L "$root$p" ] && return 0
+	mkdir -p "$(dirname "$root$p")"
+	if [ -L "$R$p" ]; then
+		cp -P "$R$p" "$root$p"
+		t=$(readlink "$R$p")
+		case $t in /*) ;; *) t=$(dirname "$p")/$t ;; esac
+		overlay_copy_path "$(realpath -s -m "$t")"
+	else
+		cp -p "$R$p" "$root$p"
+	fi
+}
 stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 stamp_set() { printf '%s' "$2" >"$1"; }
 
