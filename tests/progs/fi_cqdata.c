@@ -194,18 +194,19 @@ static bool next_comp(struct fi *f, struct fi_cq_data_entry *c)
 	tp_die("no completion within %d ms", f->timeout_ms);
 }
 
-/* @ret of a post that must succeed and complete */
-static void posted(struct fi *f, ssize_t ret, const char *what)
+/* @ret of a post that must succeed and complete; whether it went */
+static bool posted(struct fi *f, ssize_t ret, const char *what)
 {
 	struct fi_cq_data_entry c;
 
 	if (ret) {
 		tp_fail("%s: %s (%zd), expected success", what,
 			fi_strerror((int)-ret), ret);
-		return;
+		return false;
 	}
 	if (next_comp(f, &c))
 		tp_log("%s: completed", what);
+	return true;
 }
 
 /* @ret of a post that must be refused before it is posted */
@@ -256,8 +257,8 @@ static void client(struct fi *f, const struct tp_role *r)
 		ret = fi_writedata(f->ep, region, REGION, f->desc, DATA_WRITE,
 				   0, peer[0], peer[1], NULL);
 		if (expect == EXPECT_AGREED) {
-			posted(f, ret, "write with CQ data");
-			did |= DID_WRITEDATA;
+			if (posted(f, ret, "write with CQ data"))
+				did |= DID_WRITEDATA;
 		} else {
 			refused(ret, "write with CQ data");
 		}
@@ -266,8 +267,8 @@ static void client(struct fi *f, const struct tp_role *r)
 		refused(ret, "send of 64 octets with CQ data");
 		ret = fi_senddata(f->ep, msg, 0, f->desc, DATA_EMPTY, 0, NULL);
 		if (expect == EXPECT_AGREED) {
-			posted(f, ret, "empty send with CQ data");
-			did |= DID_EMPTY;
+			if (posted(f, ret, "empty send with CQ data"))
+				did |= DID_EMPTY;
 		} else {
 			refused(ret, "empty send with CQ data");
 		}
@@ -308,6 +309,9 @@ static void server_check(struct fi *f)
 		return;
 	if (expect != EXPECT_AGREED && did)
 		tp_fail("the client sent CQ data (0x%" PRIx64 ") this side did not agree to",
+			did);
+	if (expect == EXPECT_AGREED && did != (DID_WRITEDATA | DID_EMPTY))
+		tp_fail("agreed, yet the client sent CQ data only as 0x%" PRIx64,
 			did);
 	if (seen != did)
 		tp_fail("CQ data seen 0x%" PRIx64 ", the client sent 0x%" PRIx64,
@@ -381,18 +385,15 @@ int main(int argc, char **argv)
 		server(&f, &r);
 	else
 		client(&f, &r);
-	if (f.ep)
-		fi_close(&f.ep->fid);
-	if (f.mr)
-		fi_close(&f.mr->fid);
-	if (f.cq)
-		fi_close(&f.cq->fid);
-	if (f.domain)
-		fi_close(&f.domain->fid);
-	if (f.eq)
-		fi_close(&f.eq->fid);
-	if (f.fabric)
-		fi_close(&f.fabric->fid);
+	/* Children before their parents */
+	struct fid *fids[] = {
+		f.ep ? &f.ep->fid : NULL, f.mr ? &f.mr->fid : NULL,
+		f.cq ? &f.cq->fid : NULL, f.domain ? &f.domain->fid : NULL,
+		f.eq ? &f.eq->fid : NULL, f.fabric ? &f.fabric->fid : NULL,
+	};
+	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
+		if (fids[i])
+			fi_close(fids[i]);
 	fi_freeinfo(f.info);
 	free(f.buf);
 	return tp_failures ? 1 : 0;
