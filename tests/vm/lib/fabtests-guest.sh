@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # Runs in both guests of scenario siwx-fabtests (busybox sh):
 #   sh /overlay/fabtests-guest.sh server|client KIND LIMIT NAME [VAR=VALUE...] PROGRAM ARGS...
-# unpacks the overlay's fabtests.tar (lib/fabtests-overlay) over / once,
-# then runs one fabtests program, as fabtests' runfabtests.sh would,
+# unpacks the overlay's libfabric.tar and fabtests.tar (lib/fabtests-overlay)
+# over / once, then runs one fabtests program, as runfabtests.sh would,
 # as the server (PROGRAM ARGS -s $SERVER_IP_<KIND>) or the client
 # (PROGRAM ARGS -s $CLIENT_IP_<KIND> $SERVER_IP_<KIND>) over the link of
 # KIND's device (siwx, rxe, siw), at most LIMIT s, between marker lines
@@ -18,6 +18,7 @@ shift 4
 eval "srv=\$SERVER_IP_$kind cli=\$CLIENT_IP_$kind"
 [ -n "$srv" ] && [ -n "$cli" ] || { echo "FAIL: no link of kind $kind"; exit 1; }
 if [ ! -d /usr/local/fabtests/bin ]; then
+	tar -xf /overlay/libfabric.tar -C / || { echo "FAIL: unpacking libfabric"; exit 1; }
 	tar -xf /overlay/fabtests.tar -C / || { echo "FAIL: unpacking fabtests"; exit 1; }
 fi
 export PATH="/usr/local/fabtests/bin:/usr/bin:$PATH"

@@ -1,11 +1,15 @@
 # shellcheck shell=sh
 # Runs in both guests of scenario siwx-libfabric-imm (busybox sh):
 #   sh /overlay/libfabric-guest.sh server|client KIND stock|patched EXPECT
-# unpacks the overlay's libfabric1 (with fabtests, lib/fabtests-overlay)
-# and our patched libfabric (/opt/siwx-libfabric, lib/libfabric-overlay)
-# over / once, then runs siwx-fi-cqdata as ROLE with EXPECT (agreed,
-# refused, none) over the link of KIND ("-": the first link), with
-# Debian's libfabric (stock) or ours (patched).
+# unpacks the overlay's libfabric (Debian's) over / once; then, as dpkg
+# would, installs the package siwx-libfabric (patched) or removes it
+# (stock); then runs siwx-fi-cqdata as ROLE with EXPECT (agreed, refused,
+# none) over the link of KIND ("-": the first link). The package's
+# provider library is what libfabric then loads in place of its built-in
+# verbs provider (docs/libfabric.md). EXPECT rdm instead runs fi_pingpong
+# on an RDM endpoint (verbs;ofi_rxm) on KIND's device, data checked, which
+# must pass; rdm-256 the same with FI_UNIVERSE_SIZE=256, which stock
+# libfabric needs (ofi_rxm's CQ is too large for the device otherwise).
 role=$1 kind=$2 lib=$3 expect=$4
 if [ "$kind" = - ]; then
 	srv=$SERVER_IP
@@ -13,18 +17,34 @@ else
 	eval "srv=\$SERVER_IP_$kind"
 fi
 [ -n "$srv" ] || { echo "FAIL: no link of kind $kind"; exit 1; }
-if [ ! -d /usr/local/fabtests/bin ]; then
-	tar -xf /overlay/fabtests.tar -C / || { echo "FAIL: unpacking libfabric1"; exit 1; }
-fi
-if [ ! -d /opt/siwx-libfabric ]; then
-	tar -xf /overlay/patched.tar -C / || { echo "FAIL: unpacking the patched libfabric"; exit 1; }
+if [ ! -e /etc/siwx-vm-libfabric ]; then
+	tar -xf /overlay/libfabric.tar -C / || { echo "FAIL: unpacking libfabric1"; exit 1; }
+	: >/etc/siwx-vm-libfabric
 fi
 case $lib in
-patched) export LD_LIBRARY_PATH=/opt/siwx-libfabric/lib ;;
-stock) ;;
+patched)
+	tar -xf /overlay/siwx-libfabric.tar -C / || { echo "FAIL: installing siwx-libfabric"; exit 1; }
+	;;
+stock)
+	while read -r f; do rm -f "$f"; done </overlay/siwx-libfabric.files
+	;;
 *) echo "FAIL: libfabric '$lib' is neither stock nor patched"; exit 1 ;;
 esac
-echo "=== libfabric $lib, $role, expect $expect, server $srv"
+prov=$(grep '/libverbs-fi\.so$' /overlay/siwx-libfabric.files)
+if [ -e "$prov" ]; then have=patched; else have=stock; fi
+[ "$have" = "$lib" ] || { echo "FAIL: wanted the $lib verbs provider, $prov says $have"; exit 1; }
+echo "=== libfabric $lib (siwx-libfabric $([ "$lib" = patched ] && echo installed || echo removed)), $role, expect $expect, server $srv"
+case $expect in
+rdm | rdm-256)
+	[ "$expect" = rdm-256 ] && export FI_UNIVERSE_SIZE=256
+	set -- -p 'verbs;ofi_rxm' -e rdm -d "${kind}0" -I 20 -S 4096 -c
+	[ "$role" = client ] && set -- "$@" "$srv"
+	echo "fi_pingpong $*${FI_UNIVERSE_SIZE:+ (FI_UNIVERSE_SIZE=$FI_UNIVERSE_SIZE)}"
+	timeout 120 fi_pingpong "$@" || { echo "FAIL: fi_pingpong on an RDM endpoint, $role, libfabric $lib: status $?"; exit 1; }
+	echo "fi_pingpong: RDM endpoint, $role: passed"
+	exit 0
+	;;
+esac
 case $role in
 server) exec /overlay/siwx-fi-cqdata -s -p 7471 -t 120 -e "$expect" ;;
 client) exec /overlay/siwx-fi-cqdata -c "$srv" -p 7471 -t 120 -e "$expect" ;;
