@@ -150,6 +150,7 @@ struct siwx_conn {
 	struct siwx_rdq orq;
 	struct siwx_rdq irq;
 	bool irq_ready[SIWX_RDQ_MAX];	/* response may be sent */
+	u32 irq_nready;			/* of irq_ready, how many are set */
 	u64 irq_orig[SIWX_RDQ_MAX];	/* atomics: original value */
 	struct siwx_sge orq_sink[SIWX_RDQ_MAX];	/* atomics: result SGE */
 

@@ -36,9 +36,19 @@ static u32 siwx_crc32c_kernel(u32 crc, const void *buf, size_t len)
 	return crc32c(crc, buf, len);
 }
 
+/*
+ * Below this many octets the table code costs fewer instructions than the
+ * kernel's crc32c() even where the CPU has CRC32: up to Linux 6.13 that
+ * goes through libcrc32c, which sets up a hash descriptor on the stack
+ * (zeroed, with Debian's INIT_STACK_ALL_ZERO) before its first octet, and
+ * MPA checksums an FPDU's header, payload and pad (often none) apart.
+ */
+#define SIWX_CRC32C_SMALL 32
+
 u32 siwx_crc32c(u32 crc, const void *buf, size_t len)
 {
-	if (READ_ONCE(siwx_crc32c_impl) == SIWX_CRC32C_TABLE)
+	if (len < SIWX_CRC32C_SMALL ||
+	    READ_ONCE(siwx_crc32c_impl) == SIWX_CRC32C_TABLE)
 		return siwx_crc32c_sw(crc, buf, len);
 	return siwx_crc32c_kernel(crc, buf, len);
 }

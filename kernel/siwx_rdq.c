@@ -124,5 +124,6 @@ void siwx_irq_set_ready(struct siwx_conn *conn, int idx, u64 orig)
 	spin_lock_bh(&conn->rdq_lock);
 	conn->irq_orig[idx] = orig;
 	conn->irq_ready[idx] = true;
+	WRITE_ONCE(conn->irq_nready, conn->irq_nready + 1);
 	spin_unlock_bh(&conn->rdq_lock);
 }

@@ -27,7 +27,13 @@ int siwx_irq_accept(struct siwx_conn *conn, const struct siwx_ddp_hdr *ddp,
 		    struct siwx_term *err);
 void siwx_irq_set_ready(struct siwx_conn *conn, int idx, u64 orig);
 
-/* Inline: the TX engine asks these on every turn (a call costs a few %) */
+/*
+ * Inline: the TX engine asks these on every turn (a call costs a few %).
+ * What needs no lock is answered without one: most WRs take no ORQ slot,
+ * and most turns find no response ready. irq_nready is read without the
+ * lock: RX sets a response ready, then wakes TX (siwx_rx_msg.c), so a
+ * turn that missed it is followed by one that sees it.
+ */
 
 /*
  * Whether the next WR must wait: it needs an ORQ slot (@takes_slot) and
@@ -39,6 +45,8 @@ static inline bool siwx_orq_stalls(struct siwx_conn *conn, bool takes_slot,
 {
 	bool stall;
 
+	if (!takes_slot && !waits_empty)
+		return false;
 	spin_lock_bh(&conn->rdq_lock);
 	stall = (takes_slot && siwx_rdq_full(&conn->orq)) ||
 		(waits_empty && conn->orq.count);
@@ -52,6 +60,8 @@ static inline bool siwx_irq_ready(struct siwx_conn *conn)
 	struct siwx_rdq_entry *e;
 	bool ready;
 
+	if (!READ_ONCE(conn->irq_nready))
+		return false;
 	spin_lock_bh(&conn->rdq_lock);
 	e = siwx_rdq_head(&conn->irq);
 	ready = e && conn->irq_ready[e - conn->irq.ent];
@@ -70,6 +80,8 @@ static inline bool siwx_irq_take_ready(struct siwx_conn *conn,
 	struct siwx_rdq_entry *e;
 	u32 idx;
 
+	if (!READ_ONCE(conn->irq_nready))
+		return false;
 	spin_lock_bh(&conn->rdq_lock);
 	e = siwx_rdq_head(&conn->irq);
 	if (!e || !conn->irq_ready[e - conn->irq.ent]) {
@@ -80,6 +92,7 @@ static inline bool siwx_irq_take_ready(struct siwx_conn *conn,
 	*ent = *e;
 	*orig = conn->irq_orig[idx];
 	conn->irq_ready[idx] = false;
+	WRITE_ONCE(conn->irq_nready, conn->irq_nready - 1);
 	siwx_rdq_pop(&conn->irq);
 	spin_unlock_bh(&conn->rdq_lock);
 	return true;

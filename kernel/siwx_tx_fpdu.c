@@ -266,8 +266,10 @@ int siwx_tx_message(struct siwx_conn *conn, const struct siwx_ddp_hdr *hdr,
 	struct siwx_tx_msg m;
 	int rv;
 
-	src->idx = 0;
-	src->off = 0;
+	if (src) {	/* NULL: no payload */
+		src->idx = 0;
+		src->off = 0;
+	}
 	siwx_tx_msg_init(&m, hdr, rdmap, rdmap_len, len);
 	while (siwx_tx_next(&m, conn->mulpdu, &conn->seg)) {
 		rv = siwx_tx_put_fpdu(conn, &conn->seg, src, &batch);

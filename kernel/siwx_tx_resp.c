@@ -46,7 +46,8 @@ static int siwx_tx_read_resp(struct siwx_conn *conn,
 	struct siwx_mr *mr = NULL;
 	int rv;
 
-	memset(src, 0, sizeof(*src));
+	src->n = 0;
+	src->inl = NULL;
 	if (r->size) {
 		mr = siwx_tx_read_source(conn, r);
 		if (!mr)
@@ -79,10 +80,9 @@ static int siwx_tx_atomic_resp(struct siwx_conn *conn, u32 req_id, u64 orig)
 		.qn = SIWX_QN_ATOMIC_RESP,
 		.msn = conn->tx_msn[SIWX_QN_ATOMIC_RESP]++,
 	};
-	struct siwx_tx_src none = {};
 	u32 len = siwx_atomic_resp_encode(&resp, conn->tx_rdmap);
 
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, NULL, 0);
 }
 
 /* The responses that may go, oldest first, until a Terminate is due */
@@ -119,21 +119,19 @@ void siwx_tx_terminate(struct siwx_conn *conn)
 		.qn = SIWX_QN_TERM,
 		.msn = conn->tx_msn[SIWX_QN_TERM]++,
 	};
-	struct siwx_tx_src none = {};
 	u32 len = siwx_term_hdr_encode(&conn->term, conn->tx_rdmap);
 
-	siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
+	siwx_tx_message(conn, &h, conn->tx_rdmap, len, NULL, 0);
 }
 
 /* Peer-to-peer Initiator: the agreed RTR message (siwx_mpa_rtr_hdr). */
 int siwx_tx_rtr(struct siwx_conn *conn)
 {
-	struct siwx_tx_src none = {};
 	struct siwx_ddp_hdr h;
 
 	if (!siwx_mpa_rtr_hdr(conn->mpa.rtr, conn->tx_msn[SIWX_QN_SEND], &h))
 		return -EPROTO;
 	if (!h.tagged)
 		conn->tx_msn[SIWX_QN_SEND]++;
-	return siwx_tx_message(conn, &h, NULL, 0, &none, 0);
+	return siwx_tx_message(conn, &h, NULL, 0, NULL, 0);
 }

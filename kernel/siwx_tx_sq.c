@@ -27,12 +27,15 @@ static int siwx_tx_src_sqe(struct siwx_conn *conn, const struct siwx_sqe *sqe,
 	u64 total = 0;
 	u32 i;
 
-	memset(src, 0, sizeof(*src));
+	/* Empty since the last siwx_tx_src_put(): only what we fill counts */
+	src->n = 0;
+	src->inl = NULL;
 	if (sqe->flags & SIWX_WQE_INLINE) {
 		if (sqe->num_sge > SIWX_MAX_INLINE)
 			return -EINVAL;
 		memcpy(conn->tx_inline, sqe->inline_data, sqe->num_sge);
 		src->inl = conn->tx_inline;
+		src->el[0].mr = NULL;
 		src->el[0].len = sqe->num_sge;
 		src->n = 1;
 		*len = sqe->num_sge;
@@ -92,9 +95,8 @@ static int siwx_tx_imm(struct siwx_conn *conn, const struct siwx_sqe *sqe)
 		.qn = SIWX_QN_SEND,
 		.msn = conn->tx_msn[SIWX_QN_SEND]++,
 	};
-	struct siwx_tx_src none = {};
 
-	return siwx_tx_message(conn, &h, sqe->imm, SIWX_IMM_LEN, &none, 0);
+	return siwx_tx_message(conn, &h, sqe->imm, SIWX_IMM_LEN, NULL, 0);
 }
 
 static bool siwx_sqe_has_payload(const struct siwx_sqe *sqe)
@@ -182,7 +184,6 @@ static int siwx_tx_read(struct siwx_conn *conn, u32 pos)
 		.opcode = SIWX_OP_READ_REQ,
 		.qn = SIWX_QN_READ,
 	};
-	struct siwx_tx_src none = {};
 	u32 len;
 
 	if ((sqe->flags & SIWX_WQE_INLINE) || sqe->num_sge > SIWX_MAX_SGE_RD)
@@ -198,7 +199,7 @@ static int siwx_tx_read(struct siwx_conn *conn, u32 pos)
 		return -EIO;
 	len = siwx_read_req_encode(&r, conn->tx_rdmap);
 	h.msn = conn->tx_msn[SIWX_QN_READ]++;
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, NULL, 0);
 }
 
 static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
@@ -208,7 +209,6 @@ static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
 		.opcode = SIWX_OP_ATOMIC_REQ,
 		.qn = SIWX_QN_READ,
 	};
-	struct siwx_tx_src none = {};
 	struct siwx_atomic_req r;
 	u32 id = conn->atomic_id++;
 	u32 len;
@@ -229,7 +229,7 @@ static int siwx_tx_atomic(struct siwx_conn *conn, u32 pos)
 		return -EIO;
 	len = siwx_atomic_req_encode(&r, conn->tx_rdmap);
 	h.msn = conn->tx_msn[SIWX_QN_READ]++;
-	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, &none, 0);
+	return siwx_tx_message(conn, &h, conn->tx_rdmap, len, NULL, 0);
 }
 
 /* Kernel ULPs' fast registration (siwx_post.c carries its fields) */
