@@ -142,9 +142,8 @@ static void siwx_sq_post_shadow(struct siwx_qp *qp,
  * posted as soon as the completion is polled finds its slot free (the
  * CQE is built from the shadow, not from the slot).
  */
-static void siwx_sq_complete(struct siwx_qp *qp)
+static void siwx_sq_complete_locked(struct siwx_qp *qp)
 {
-	spin_lock_bh(&qp->sq_lock);
 	while (qp->sq_done != qp->sq_tx) {
 		struct siwx_sq_shadow *sh = siwx_sq_shadow_at(qp, qp->sq_done);
 
@@ -155,7 +154,6 @@ static void siwx_sq_complete(struct siwx_qp *qp)
 		qp->sq_done++;
 		siwx_sq_post_shadow(qp, sh);
 	}
-	spin_unlock_bh(&qp->sq_lock);
 }
 
 /*
@@ -171,8 +169,8 @@ void siwx_sq_done(struct siwx_qp *qp, u32 pos, u8 status, u32 bytes)
 	sh->status = status;
 	sh->bytes = bytes;
 	sh->done = true;
+	siwx_sq_complete_locked(qp);
 	spin_unlock_bh(&qp->sq_lock);
-	siwx_sq_complete(qp);
 }
 
 /*
@@ -195,7 +193,7 @@ void siwx_qp_flush(struct siwx_qp *qp)
 		qp->sq_done++;
 		siwx_sq_post_shadow(qp, sh);
 	}
-	/* As in siwx_sq_complete(): the slot is free before its CQE */
+	/* As in siwx_sq_complete_locked(): the slot is free before its CQE */
 	for (;;) {
 		struct siwx_sqe *sqe = siwx_sq_slot(qp, qp->sq_tx);
 

@@ -348,6 +348,10 @@ static int siwx_tx_sq_fetch(struct siwx_conn *conn, u32 *pos)
 	struct siwx_sqe *sqe;
 	int rv = SIWX_TX_DID;
 
+	/* Only the engine moves sq_tx: an empty ring needs no lock */
+	if (!siwx_elem_valid(&siwx_sq_slot(qp, qp->sq_tx)->flags,
+			     SIWX_WQE_VALID))
+		return SIWX_TX_IDLE;
 	spin_lock_bh(&qp->sq_lock);
 	*pos = qp->sq_tx;
 	sqe = siwx_sq_slot(qp, *pos);
