@@ -348,7 +348,11 @@ static int siwx_tx_sq_fetch(struct siwx_conn *conn, u32 *pos)
 	struct siwx_sqe *sqe;
 	int rv = SIWX_TX_DID;
 
-	/* Only the engine moves sq_tx: an empty ring needs no lock */
+	/*
+	 * An empty ring needs no lock: posters ring the engine after making
+	 * an entry valid. sq_tx moves only here and in siwx_qp_flush(); a
+	 * stale look goes on to the locked check or ends a stopped QP's turn.
+	 */
 	if (!siwx_elem_valid(&siwx_sq_slot(qp, qp->sq_tx)->flags,
 			     SIWX_WQE_VALID))
 		return SIWX_TX_IDLE;
