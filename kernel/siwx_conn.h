@@ -83,9 +83,14 @@ struct siwx_tx_src {
 	} el[SIWX_MAX_SGE];
 };
 
-/* The untagged receive buffer of the Send being received. */
+/*
+ * The untagged receive buffer of the Send being received: its first n
+ * SGEs, each checked. An SGE that failed its check ends the list, with
+ * bad_sge set: only a message that reaches it fails (siwx_rx_rqe.c).
+ */
 struct siwx_rx_rqe {
 	bool held;
+	bool bad_sge;
 	u64 id;
 	u32 n;
 	u32 lens[SIWX_MAX_SGE];

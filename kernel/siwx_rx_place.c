@@ -79,7 +79,7 @@ static void siwx_rx_send_target(struct siwx_conn *conn)
 	}
 	if (!siwx_sgl_seek(conn->rqe.lens, conn->rqe.n, seg->ddp.mo,
 			   seg->payload_len, &pos, &err)) {
-		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_LEN_ERR);
+		siwx_rx_rqe_overrun(conn, &err);
 		siwx_rx_terminate(conn, err, true, false);
 	}
 }
@@ -131,7 +131,7 @@ static int siwx_rx_place_untagged(struct siwx_conn *conn, u32 mo,
 	u32 placed = 0;
 
 	if (!siwx_sgl_seek(rq->lens, rq->n, mo, len, &pos, &err)) {
-		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_LEN_ERR);
+		siwx_rx_rqe_overrun(conn, &err);
 		siwx_rx_terminate(conn, err, true, false);
 		return -1;
 	}

@@ -5,6 +5,11 @@
  * needs one (RFC 5040 5.3; RFC 7306 6: an Immediate Data message
  * takes one too), checks its SGEs once, and holds them until the message
  * completes. An SRQ falling below its limit raises SRQ_LIMIT_REACHED.
+ *
+ * An SGE that fails its check fails only a message that reaches it, as
+ * on rxe, siw and RDMA NICs, which check each SGE as data arrives for
+ * it: a zero-length Send into a receive whose SGE names no MR succeeds
+ * (libfabric's fi_shared_ctx posts such receives).
  */
 #include "siwx_comp.h"
 #include "siwx_ring.h"
@@ -104,12 +109,17 @@ bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 		return false;
 	}
 	rq->held = true;
+	rq->bad_sge = false;
 	rq->id = r.id;
 	rq->n = 0;
 	if (!sges)
 		return true;
-	if (r.num_sge > SIWX_MAX_SGE)
-		goto bad;
+	/* Not what the provider posts: the ring was written around it */
+	if (r.num_sge > SIWX_MAX_SGE) {
+		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_PROT_ERR);
+		*err = siwx_rx_local_fault();
+		return false;
+	}
 	for (i = 0; i < r.num_sge; i++) {
 		struct siwx_mr *mr = NULL;
 
@@ -118,8 +128,10 @@ bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 						 IB_ACCESS_LOCAL_WRITE,
 						 r.sge[i].addr,
 						 r.sge[i].length, &fault);
-			if (!mr)
-				goto bad;
+			if (!mr) {
+				rq->bad_sge = true;
+				break;
+			}
 		}
 		rq->mr[rq->n] = mr;
 		rq->lens[rq->n] = r.sge[i].length;
@@ -127,9 +139,20 @@ bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 		rq->n++;
 	}
 	return true;
-bad:
-	siwx_rx_drop_rqe(conn, SIWX_WC_LOC_PROT_ERR);
-	*err = siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA,
-			      SIWX_LLP_LOCAL_CATASTROPHIC);
-	return false;
+}
+
+/*
+ * A message overran the receive buffer's checked SGEs: into an SGE that
+ * failed its check (a local protection error, the local consumer's
+ * fault), or past the last one (RFC 5040 7.2: message too long). The
+ * receive completes with that error; @err is the Terminate to send.
+ */
+void siwx_rx_rqe_overrun(struct siwx_conn *conn, struct siwx_term *err)
+{
+	if (conn->rqe.bad_sge) {
+		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_PROT_ERR);
+		*err = siwx_rx_local_fault();
+	} else {
+		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_LEN_ERR);
+	}
 }

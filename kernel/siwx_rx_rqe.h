@@ -12,8 +12,16 @@ static inline struct siwx_term siwx_rx_no_buffer(void)
 			      SIWX_DDP_UT_NO_BUFFER);
 }
 
+/* A receive buffer the local consumer got wrong: the peer did nothing */
+static inline struct siwx_term siwx_rx_local_fault(void)
+{
+	return siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA,
+			      SIWX_LLP_LOCAL_CATASTROPHIC);
+}
+
 bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 		      struct siwx_term *err);
 void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
+void siwx_rx_rqe_overrun(struct siwx_conn *conn, struct siwx_term *err);
 
 #endif /* SIWX_RX_RQE_H */
