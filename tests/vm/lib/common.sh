@@ -72,6 +72,17 @@ siw_accept_race() {
 	awk '$2 == "c2s" { c[$1]++ } $2 == "s2c" { s[$1]++ }
 		END { for (k in c) if (!(k in s)) exit 0; exit 1 }' <<<"$f"
 }
+# siw_sent_bad_crc PCAP PORT DIR: upstream siw, sending DIR (c2s as the
+# connecting side, s2c as the passive one), put an FPDU on the wire whose
+# MPA CRC does not match it: siw's defect, which siwx must answer with a
+# Terminate (RFC 5044 section 8). Seen once (Linux 6.18, siw the client of
+# perftest's ib_write_bw): the FPDU after the bad one skipped a segment's
+# worth of the Write's tagged offsets.
+siw_sent_bad_crc() {
+	local f
+	f=$("$VM_SRC/mpa-fpdus" --streams "$1" "$2" 2>/dev/null) || return 1
+	awk -v dir="$3" '$2 == dir && $NF == "BAD" { bad = 1 } END { exit !bad }' <<<"$f"
+}
 # symvers_id: a digest of the guests' kernel's symbol versions ($KDIR), for
 # the keys of modules built against it. The debug kernel keeps its release
 # and its sources' times when it is rebuilt; a module of the previous build
