@@ -15,8 +15,13 @@
 # early would leave it waiting out LIMIT.
 role=$1 kind=$2 limit=$3 name=$4
 shift 4
-eval "srv=\$SERVER_IP_$kind cli=\$CLIENT_IP_$kind"
-[ -n "$srv" ] && [ -n "$cli" ] || { echo "FAIL: no link of kind $kind"; exit 1; }
+eval "srv=\$SERVER_IP_$kind cli=\$CLIENT_IP_$kind dev=\$DEV_$kind"
+[ -n "$srv" ] && [ -n "$cli" ] && [ -n "$dev" ] || { echo "FAIL: no link of kind $kind"; exit 1; }
+# Only KIND's device: libfabric's verbs provider otherwise offers every
+# device of the guest, and an RDM test of siwx or siw would run through
+# ofi_rxd over rxe's datagram QPs (iWARP has none) when rxe is there too.
+# A prefix, not a pattern: siw0 does not name siwx0.
+export FI_VERBS_DEVICE_NAME="$dev"
 if [ ! -d /usr/local/fabtests/bin ]; then
 	tar -xf /overlay/libfabric.tar -C / || { echo "FAIL: unpacking libfabric"; exit 1; }
 	tar -xf /overlay/fabtests.tar -C / || { echo "FAIL: unpacking fabtests"; exit 1; }
