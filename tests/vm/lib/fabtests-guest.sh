@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # Runs in both guests of scenario siwx-fabtests (busybox sh):
 #   sh /overlay/fabtests-guest.sh server|client KIND LIMIT NAME [VAR=VALUE...] PROGRAM ARGS...
-# unpacks the overlay's libfabric.tar and fabtests.tar (lib/fabtests-overlay)
-# over / once, then runs one fabtests program, as runfabtests.sh would,
+# unpacks the overlay's libfabric.tar and fabtests.tar (lib/fabtests-overlay),
+# and siwx-libfabric.tar when the overlay has it, over / once, then runs one fabtests program, as runfabtests.sh would,
 # as the server (PROGRAM ARGS -s $SERVER_IP_<KIND>) or the client
 # (PROGRAM ARGS -s $CLIENT_IP_<KIND> $SERVER_IP_<KIND>) over the link of
 # KIND's device (siwx, rxe, siw), at most LIMIT s, between marker lines
@@ -25,6 +25,11 @@ export FI_VERBS_DEVICE_NAME="$dev"
 if [ ! -d /usr/local/fabtests/bin ]; then
 	tar -xf /overlay/libfabric.tar -C / || { echo "FAIL: unpacking libfabric"; exit 1; }
 	tar -xf /overlay/fabtests.tar -C / || { echo "FAIL: unpacking fabtests"; exit 1; }
+	# FABTESTS_LIBFABRIC=patched: the package siwx-libfabric, as dpkg
+	# would install it (its verbs provider before the built-in one)
+	if [ -f /overlay/siwx-libfabric.tar ]; then
+		tar -xf /overlay/siwx-libfabric.tar -C / || { echo "FAIL: installing siwx-libfabric"; exit 1; }
+	fi
 fi
 export PATH="/usr/local/fabtests/bin:/usr/bin:$PATH"
 listeners() { awk '$4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort; }
