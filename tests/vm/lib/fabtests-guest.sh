@@ -2,9 +2,10 @@
 # Runs in both guests of scenario siwx-fabtests (busybox sh):
 #   sh /overlay/fabtests-guest.sh server|client KIND LIMIT NAME [VAR=VALUE...] PROGRAM ARGS...
 # unpacks the overlay's libfabric.tar and fabtests.tar (lib/fabtests-overlay),
-# and siwx-libfabric.tar when the overlay has it, over / once, then runs one fabtests program, as runfabtests.sh would,
-# as the server (PROGRAM ARGS -s $SERVER_IP_<KIND>) or the client
-# (PROGRAM ARGS -s $CLIENT_IP_<KIND> $SERVER_IP_<KIND>) over the link of
+# and siwx-libfabric.tar when the overlay has it, over / once, then runs one
+# fabtests program, as runfabtests.sh would, as the server (PROGRAM ARGS
+# -s $SERVER_IP_<KIND>) or the client (PROGRAM ARGS -s $CLIENT_IP_<KIND>
+# $SERVER_IP_<KIND>) over the link of
 # KIND's device (siwx, rxe, siw), at most LIMIT s, between marker lines
 # that the host's judge reads:
 #   === fabtests begin ROLE KIND NAME
