@@ -17,7 +17,8 @@
  * MPA Request (blocking, SIWX_MPA_TIMEOUT). A valid one becomes
  * IW_CM_EVENT_CONNECT_REQUEST; iw_accept/iw_reject answer it.
  * Active: iw_connect creates and binds the socket; cm_work connects,
- * sends the Request, reads the Reply and reports CONNECT_REPLY.
+ * sends the Request, reads the Reply (waiting SIWX_MPA_REPLY_TIMEOUT for
+ * the peer's application to accept) and reports CONNECT_REPLY.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -535,6 +536,7 @@ static int siwx_cm_mpa_request(struct siwx_conn *conn,
 	rv = siwx_cm_send_rr(conn, &conn->req);
 	if (rv)
 		return rv;
+	conn->sock->sk->sk_rcvtimeo = SIWX_MPA_REPLY_TIMEOUT;
 	rv = siwx_cm_recv_rr(conn, rep);
 	if (rv) {
 		pr_info_ratelimited("siwx: MPA Reply not read: %d\n", rv);

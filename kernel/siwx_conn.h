@@ -41,7 +41,16 @@
 #include "siwx_ring.h"
 
 #define SIWX_MPA_FRAME_MAX (SIWX_MPA_RR_HDR_LEN + SIWX_MPA_MAX_PD_LEN)
+/* TCP connect, MPA Request read, MPA frame sends */
 #define SIWX_MPA_TIMEOUT (10 * HZ)
+/*
+ * An Initiator waits this long for the MPA Reply: the Responder's
+ * application answers when it accepts, after whatever it does first
+ * (allocating and registering its buffers: a GiB takes over 10 s in a
+ * slow guest). InfiniBand's CM lets a connect wait about as long, and
+ * cxgb4's MPA wait is 60 s by default.
+ */
+#define SIWX_MPA_REPLY_TIMEOUT (60 * HZ)
 /* How long a graceful close waits for the peer's FIN (siwx_conn_linger) */
 #define SIWX_CLOSE_LINGER (2 * HZ)
 /*
