@@ -29,7 +29,7 @@
  *    first rdma_connect: the server takes events at most DELAY ms after
  *    that (it started sleeping before the client started), so LIMIT is
  *    what a connect may take once the server serves: far above a slow
- *    guest's delays, below the MPA timeout (DELAY + LIMIT too);
+ *    guest's delays, below the MPA Reply wait (DELAY + LIMIT too);
  *  - at least one connection was established.
  * Then the client tells the server its counts in one more connect
  * request, which the server rejects, and disconnects all it has.
@@ -87,7 +87,7 @@ static void usage(FILE *f)
 "                (default 1500; the same on both sides)\n"
 "  -l MS         client: each connect's outcome within -d + MS ms of the\n"
 "                first rdma_connect (default 6000; keep -d + -l below\n"
-"                siwx's MPA timeout, 10 s)\n"
+"                siwx's MPA Reply wait, 60 s)\n"
 "  -p PORT       rdma_cm port (default 18527)\n"
 "  -t SEC        time limit of each wait (default 30)\n"
 "  -6            server: listen on [::], IPv6 only\n"
