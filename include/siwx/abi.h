@@ -53,9 +53,11 @@
 #define SIWX_IMM_LEN 8
 /*
  * The largest CQ ring (max_cqe); the provider reserves address space for
- * one, so that a resized ring stays where the old one was.
+ * one, so that a resized ring stays where the old one was. 2^20 CQEs
+ * (40 MiB): libfabric's ofi_rxm asks for 256 x FI_UNIVERSE_SIZE entries
+ * (262,144 by default) and up to 4096 peers fit; siw admits 3,276,800.
  */
-#define SIWX_MAX_CQE 65536
+#define SIWX_MAX_CQE 1048576
 
 struct siwx_sge {
 	__aligned_u64 addr;
