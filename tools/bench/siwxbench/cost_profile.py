@@ -161,6 +161,20 @@ def _table(rows, total, cls):
     return out + [""]
 
 
+def _module_table(kern, total):
+    """Kernel instructions by module ("[siwx]", ...), the built-in kernel
+    as "kernel": what a stack's own code costs beside what it calls."""
+    mods = {}
+    for name, v in kern:
+        m = re.search(r" \[(\S+)\]$", name)
+        key = f"[{m.group(1)}]" if m else "kernel"
+        mods[key] = mods.get(key, 0) + v
+    out = ["| kernel part | per unit | share |", "|---|---|---|"]
+    for key, v in sorted(mods.items(), key=lambda kv: -kv[1]):
+        out.append(f"| `{key}` | {_n(v)} | {v / total if total else 0:.1%} |")
+    return out + [""]
+
+
 def _rep_table(reps):
     total = sum(v for _, v in reps)
     if not reps:
@@ -200,6 +214,7 @@ def write_profile(outdir, meas):
                       f"Kernel {_n(ku)} per {m.unit} ({_n(path)} without the functions "
                       f"marked; the counts' tick also takes what its interrupt ran), "
                       f"user {_n(uu)}.", ""]
-            lines += _table(kern, ku, cls) + _table(user, uu, cls) + _rep_table(reps)
+            lines += (_table(kern, ku, cls) + _module_table(kern, ku) + _table(user, uu, cls)
+                      + _rep_table(reps))
     with open(os.path.join(outdir, "profile.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

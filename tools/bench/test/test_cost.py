@@ -206,6 +206,8 @@ class Profile(Temp):
             text = f.read()
         self.assertIn("| `siwx_tx_run [siwx]` | 0.25 | 33.3% |", text)
         self.assertIn("| `user: ib_write_lat` | 0.2 | 100.0% |", text)
+        self.assertIn("| `kernel` | 0.5 | 66.7% |", text)
+        self.assertIn("| `[siwx]` | 0.25 | 33.3% |", text)
 
     def test_rep_iterations_by_caller(self):
         k = 0xffffffff81000000
