@@ -232,8 +232,8 @@ void siwx_qp_flush(struct siwx_qp *qp)
  */
 void siwx_qp_flush_final(struct siwx_qp *qp)
 {
-	WRITE_ONCE(qp->sq_ctrl->rq_flush, 1);
-	/* rq_flush before reading the rings (pairs with the provider's) */
+	WRITE_ONCE(qp->sq_ctrl->rq_doorbell, SIWX_RQ_DB_FLUSH);
+	/* rq_doorbell before reading the rings (pairs with the provider's) */
 	smp_mb();
 	siwx_qp_flush(qp);
 }

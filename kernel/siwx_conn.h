@@ -212,6 +212,11 @@ struct siwx_conn {
 	u64 rx_resp_cookie;
 	u32 rx_resp_len;
 	struct siwx_rx_rqe rqe;
+	/* A message waits for a receive (siwx_rx_wait.c) */
+	u8 rx_wait;			/* enum siwx_rx_wait_at */
+	unsigned long rx_wait_end;	/* jiffies: then the Terminate */
+	unsigned long rx_wait_step;	/* jiffies to the next look */
+	struct delayed_work rx_wait_work;
 };
 
 /* RX publishes conn->term before the flag; TX reads it after */

@@ -28,6 +28,7 @@ struct siwx_conn *siwx_conn_new(struct siwx_dev *dev)
 	INIT_WORK(&conn->close_work, siwx_conn_close_work);
 	siwx_tx_init(conn);
 	INIT_WORK(&conn->rx_work, siwx_rx_work);
+	INIT_DELAYED_WORK(&conn->rx_wait_work, siwx_rx_wait_work);
 	siwx_zc_conn_init(conn);
 	return conn;
 }

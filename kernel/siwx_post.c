@@ -2,8 +2,9 @@
 /*
  * Posting work requests, and the doorbell. User space posts into the
  * mapped rings itself and rings the doorbell (a post_send or post_recv
- * without work requests), which starts the TX engine (siwx_tx.c), or
- * flushes in ERROR (siwx_comp.c). Kernel ULPs post through these
+ * without work requests), which starts the TX engine (siwx_tx.c), wakes
+ * a message waiting for a receive (siwx_rx_wait.c), or flushes in ERROR
+ * (siwx_comp.c). Kernel ULPs post through these
  * functions, which fill the very same rings (siwx_ring.h), so the data
  * path does not know who posted.
  *
@@ -15,6 +16,7 @@
  * TX engine takes these from kernel QPs only.
  */
 #include "siwx_comp.h"
+#include "siwx_rx_wait.h"
 #include "siwx_tx.h"
 
 #define SIWX_KSEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
@@ -152,8 +154,8 @@ static int siwx_ksqe_fill(struct siwx_qp *qp, struct siwx_sqe *sqe,
 }
 
 /*
- * The doorbells (a post_send or post_recv without WRs): start the TX
- * engine, or, in ERROR with no connection left, flush what was posted.
+ * The send doorbell (a post_send without WRs): start the TX engine, or,
+ * in ERROR with no connection left, flush what was posted.
  * @in_syscall: a user's send doorbell, which may run the engine itself
  * (kernel ULPs post from any context).
  */
@@ -177,6 +179,26 @@ void siwx_qp_doorbell(struct siwx_qp *qp, bool in_syscall)
 		siwx_tx_doorbell(qp, conn);
 		siwx_conn_put(conn);
 	}
+	if (flush)
+		siwx_qp_flush_final(qp);
+}
+
+/*
+ * The receive doorbell (a post_recv without WRs, or a kernel ULP's
+ * post_recv that rq_doorbell asks for): a message waiting for a receive
+ * looks again, or, in ERROR with no connection left, what was posted is
+ * flushed.
+ */
+static void siwx_qp_recv_doorbell(struct siwx_qp *qp)
+{
+	bool flush = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->dp_active)
+		siwx_rx_wait_wake(qp->conn);
+	else if (READ_ONCE(qp->state) == IB_QPS_ERR && !qp->conn)
+		flush = true;	/* else the closing connection flushes */
+	spin_unlock_bh(&qp->sq_lock);
 	if (flush)
 		siwx_qp_flush_final(qp);
 }
@@ -262,7 +284,7 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int rv = 0;
 
 	if (!wr) {
-		siwx_qp_doorbell(qp, false);
+		siwx_qp_recv_doorbell(qp);
 		return 0;
 	}
 	if (ibqp->uobject || qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
@@ -279,9 +301,14 @@ int siwx_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&qp->post_lock, flags);
 	if (rv)
 		*bad_wr = wr;
-	/* A QP in ERROR completes them right away, with a flush error */
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		siwx_qp_doorbell(qp, false);
+	/*
+	 * As the provider does (abi.h): a QP in ERROR completes them right
+	 * away, with a flush error, and a message waiting for one takes it.
+	 */
+	smp_mb();
+	if (READ_ONCE(qp->sq_ctrl->rq_doorbell) ||
+	    READ_ONCE(qp->state) == IB_QPS_ERR)
+		siwx_qp_recv_doorbell(qp);
 	return rv;
 }
 

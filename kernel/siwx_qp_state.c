@@ -112,7 +112,7 @@ int siwx_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			qp->state = attr->qp_state;
 		/* A QP made new again posts receives without doorbells */
 		if (attr->qp_state == IB_QPS_RESET)
-			WRITE_ONCE(qp->sq_ctrl->rq_flush, 0);
+			WRITE_ONCE(qp->sq_ctrl->rq_doorbell, 0);
 		if (attr->qp_state == IB_QPS_ERR ||
 		    (attr->qp_state == IB_QPS_SQD && old == IB_QPS_RTS))
 			disconnect = true;

@@ -8,7 +8,8 @@
  * events: SEGMENT finds the payload's target and PAYLOAD places it
  * (siwx_rx_place.c), SEGMENT_END completes the message
  * (siwx_rx_msg.c). Any error becomes the core's Terminate, sent by TX
- * (siwx_rx_term.c).
+ * (siwx_rx_term.c). A message that finds no receive stops the reading
+ * there until one is posted (siwx_rx_wait.c).
  */
 #include <linux/skbuff.h>
 #include <net/tcp.h>
@@ -18,20 +19,20 @@
 #include "siwx_rx_place.h"
 #include "siwx_rx_rqe.h"
 #include "siwx_rx_term.h"
+#include "siwx_rx_wait.h"
 #include "siwx_stag.h"
 
-static void siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
+/* Feed @n octets at @p to the parser; returns how many it took */
+static size_t siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
 {
 	struct siwx_rx_event ev;
-	size_t used;
+	size_t done = 0;
 
-	while (n && !conn->rx_dead) {
-		used = siwx_rx_feed(&conn->rx, p, n, &ev);
-		p += used;
-		n -= used;
+	while (done < n && !conn->rx_dead) {
+		done += siwx_rx_feed(&conn->rx, p + done, n - done, &ev);
 		switch (ev.type) {
 		case SIWX_RX_NEED_MORE:
-			return;
+			return done;
 		case SIWX_RX_SEGMENT:
 			siwx_rx_segment(conn);
 			break;
@@ -51,9 +52,13 @@ static void siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
 					  !conn->rx.seg.ddp.tagged &&
 					  conn->rx.seg.ddp.opcode ==
 					  SIWX_OP_READ_REQ);
-			return;
+			return done;
 		}
+		/* No receive for it: the rest stays in the socket */
+		if (unlikely(conn->rx_wait))
+			return done;
 	}
+	return done;
 }
 
 static int siwx_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
@@ -66,13 +71,19 @@ static int siwx_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 
 	if (conn->rx_dead)
 		return len;
+	/* tcp_read_sock() stops at 0, leaving the rest for later */
+	if (unlikely(conn->rx_wait))
+		return 0;
 	skb_prepare_seq_read(skb, off, off + len, &st);
 	while ((n = skb_seq_read(done, &data, &st)) != 0) {
-		siwx_rx_chunk(conn, data, n);
-		done += n;
+		done += siwx_rx_chunk(conn, data, n);
 		if (conn->rx_dead) {
 			skb_abort_seq_read(&st);
 			break;
+		}
+		if (unlikely(conn->rx_wait)) {
+			skb_abort_seq_read(&st);
+			return done;
 		}
 	}
 	return len;
@@ -147,6 +158,24 @@ void siwx_rx_work(struct work_struct *work)
 }
 
 /*
+ * A message waits for a receive (siwx_rx_wait.c): look for it, and once
+ * it is there read on. siwx_rx_end() cancels it.
+ */
+void siwx_rx_wait_work(struct work_struct *work)
+{
+	struct siwx_conn *conn = container_of(to_delayed_work(work),
+					      struct siwx_conn, rx_wait_work);
+	struct sock *sk = conn->sock->sk;
+
+	lock_sock(sk);
+	read_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == conn && siwx_rx_wait_retry(conn))
+		siwx_rx_read_conn(sk, conn);
+	read_unlock_bh(&sk->sk_callback_lock);
+	release_sock(sk);
+}
+
+/*
  * A graceful close, the socket's callbacks no longer ours and rx_work
  * cancelled (siwx_dp.c): what data_ready left to rx_work came
  * before the peer's FIN, and its messages are owed to the application
@@ -164,11 +193,14 @@ void siwx_rx_drain(struct siwx_conn *conn)
 }
 
 /*
- * The data path has stopped: the receive buffer held for a Send is
+ * The data path has stopped (no receive doorbell wakes RX any more): a
+ * wait for a receive ends, the receive buffer held for a Send is
  * flushed, the MR of a segment in progress let go.
  */
 void siwx_rx_end(struct siwx_conn *conn)
 {
+	cancel_delayed_work_sync(&conn->rx_wait_work);
+	siwx_rx_wait_end(conn);
 	siwx_rx_drop_rqe(conn, SIWX_WC_WR_FLUSH_ERR);
 	if (conn->rx_mr) {
 		siwx_mr_put(conn->rx_mr);

@@ -7,6 +7,7 @@
 
 void siwx_rx_data_ready(struct sock *sk);
 void siwx_rx_work(struct work_struct *work);
+void siwx_rx_wait_work(struct work_struct *work);
 void siwx_rx_kick(struct siwx_conn *conn);
 void siwx_rx_drain(struct siwx_conn *conn);
 void siwx_rx_end(struct siwx_conn *conn);

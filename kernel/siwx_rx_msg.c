@@ -55,7 +55,12 @@ static void siwx_rx_imm(struct siwx_conn *conn)
 	};
 	struct siwx_term err;
 
-	if (!siwx_rx_take_rqe(conn, false, &err)) {
+	switch (siwx_rx_take_rqe(conn, false, &err)) {
+	case SIWX_RQE_TAKEN:
+		break;
+	case SIWX_RQE_WAIT:
+		return;
+	case SIWX_RQE_FAILED:
 		siwx_rx_terminate(conn, err, true, false);
 		return;
 	}

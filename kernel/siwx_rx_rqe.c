@@ -6,6 +6,8 @@
  * takes one too), checks its SGEs once, and holds them until the message
  * completes. An SRQ falling below its limit raises SRQ_LIMIT_REACHED.
  *
+ * A message that finds no receive waits for one (siwx_rx_wait.c).
+ *
  * An SGE that fails its check fails only a message that reaches it, as
  * on rxe, siw and RDMA NICs, which check each SGE as data arrives for
  * it: a zero-length Send into a receive whose SGE names no MR succeeds
@@ -14,6 +16,7 @@
 #include "siwx_comp.h"
 #include "siwx_ring.h"
 #include "siwx_rx_rqe.h"
+#include "siwx_rx_wait.h"
 #include "siwx_stag.h"
 
 /* Give up the receive buffer held for a Send; a CQE unless @status 0xff */
@@ -95,9 +98,14 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 	return got;
 }
 
-/* Take the next receive buffer and, with @sges, validate its SGEs. */
-bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
-		      struct siwx_term *err)
+/*
+ * Take the next receive buffer for a Send's first segment (@send: its
+ * SGEs validated) or for Immediate Data. None there: the message waits
+ * for one (SIWX_RQE_WAIT), or, when it must not or waited long enough,
+ * fails with @err.
+ */
+enum siwx_rqe_take siwx_rx_take_rqe(struct siwx_conn *conn, bool send,
+				    struct siwx_term *err)
 {
 	struct siwx_rx_rqe *rq = &conn->rqe;
 	enum siwx_access_fault fault;
@@ -105,20 +113,26 @@ bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 	u32 i;
 
 	if (!siwx_rx_pop_rqe(conn->qp, &r)) {
+		if (conn->rx_wait ? siwx_rx_wait_on(conn) :
+		    siwx_rx_wait_begin(conn, send ? SIWX_RX_WAIT_SEGMENT :
+						    SIWX_RX_WAIT_END))
+			return SIWX_RQE_WAIT;
 		*err = siwx_rx_no_buffer();
-		return false;
+		return SIWX_RQE_FAILED;
 	}
+	if (unlikely(conn->rx_wait))
+		siwx_rx_wait_end(conn);
 	rq->held = true;
 	rq->bad_sge = false;
 	rq->id = r.id;
 	rq->n = 0;
-	if (!sges)
-		return true;
+	if (!send)
+		return SIWX_RQE_TAKEN;
 	/* Not what the provider posts: the ring was written around it */
 	if (r.num_sge > SIWX_MAX_SGE) {
 		siwx_rx_drop_rqe(conn, SIWX_WC_LOC_PROT_ERR);
 		*err = siwx_rx_local_fault();
-		return false;
+		return SIWX_RQE_FAILED;
 	}
 	for (i = 0; i < r.num_sge; i++) {
 		struct siwx_mr *mr = NULL;
@@ -138,7 +152,7 @@ bool siwx_rx_take_rqe(struct siwx_conn *conn, bool sges,
 		rq->addr[rq->n] = r.sge[i].addr;
 		rq->n++;
 	}
-	return true;
+	return SIWX_RQE_TAKEN;
 }
 
 /*

@@ -16,12 +16,16 @@
  *        element once more. The provider, after publishing WQEs, issues
  *        a full barrier and rings the doorbell (a zero-WR post_send on
  *        the command fd) only if tx_active is clear.
- *   RQ, SRQ: provider produces, kernel consumes. Once a QP is in ERROR
- *        with its connection gone, the kernel sets siwx_sq_ctrl.rq_flush,
- *        issues a full barrier and flushes the RQ; the provider, after
- *        publishing RQEs, issues a full barrier and, if rq_flush is set,
- *        rings the receive doorbell (a zero-WR post_recv), so a receive
- *        posted to a dead QP completes with a flush error too.
+ *   RQ, SRQ: provider produces, kernel consumes. The kernel sets
+ *        siwx_sq_ctrl.rq_doorbell non-zero when it wants to hear of the
+ *        next receive, and then issues a full barrier and looks at the RQ:
+ *        SIWX_RQ_DB_FLUSH once a QP is in ERROR with its connection gone
+ *        (it flushes the RQ), SIWX_RQ_DB_WAIT while a message that found
+ *        no receive waits for one (recv_wait_ms). The provider, after
+ *        publishing RQEs, issues a full barrier and, if rq_doorbell is
+ *        non-zero, rings the receive doorbell (a zero-WR post_recv), so a
+ *        receive posted to a dead QP completes with a flush error too,
+ *        and a waiting message is placed without delay.
  *        An SQ or RQ element returns to the provider (its flag clears)
  *        before the work request's completion is posted.
  *   CQ:  kernel produces, provider consumes. siwx_cq_ctrl.notify holds
@@ -209,8 +213,12 @@ struct siwx_cq_ctrl {
 
 struct siwx_sq_ctrl {
 	__u32 tx_active;
-	__u32 rq_flush;		/* receives posted now are flushed */
+	__u32 rq_doorbell;	/* SIWX_RQ_DB_*: ring after posting */
 };
+
+/* Why siwx_sq_ctrl.rq_doorbell asks for the receive doorbell */
+#define SIWX_RQ_DB_FLUSH 1	/* receives posted now are flushed */
+#define SIWX_RQ_DB_WAIT 2	/* a message waits for a receive */
 
 /* udata of the verbs commands (all responses are kernel -> provider). */
 

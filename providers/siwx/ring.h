@@ -145,14 +145,15 @@ static inline bool siwx_sq_doorbell_needed(const struct siwx_sq_ctrl *ctrl)
 
 /*
  * RQ doorbell decision (abi.h): after publishing, a full barrier orders
- * our VALID stores before the read of rq_flush; the kernel sets rq_flush,
- * issues a full barrier, then flushes the ring, so a receive posted to a
- * dead QP is either flushed by the kernel or seen here.
+ * our VALID stores before the read of rq_doorbell; the kernel sets it,
+ * issues a full barrier, then looks at the ring, so a receive posted to a
+ * dead QP, or one a waiting message needs, is either seen by the kernel
+ * or seen here.
  */
 static inline bool siwx_rq_doorbell_needed(const struct siwx_sq_ctrl *ctrl)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&ctrl->rq_flush, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&ctrl->rq_doorbell, __ATOMIC_RELAXED) != 0;
 }
 
 #endif /* SIWX_RING_H */

@@ -4,7 +4,7 @@
  * IBV_WC_WR_FLUSH_ERR (verbs: a QP in the Error state flushes what it
  * holds and what is posted to it), through both rings' doorbells: the
  * SQ's (a Send) and the RQ's (a receive, which a kernel-bypass provider
- * must make the kernel see; abi.h "rq_flush").
+ * must make the kernel see; abi.h "rq_doorbell").
  *
  * No peer: a QP of the first device, taken RESET -> INIT -> ERROR. One
  * receive is posted before the transition (flushed by the transition

@@ -266,11 +266,12 @@ static bool fz_wide_lkey(struct fuzzer *f)
 
 /*
  * On iWARP a Send that finds no receive ends the connection (there is no
- * RNR retry). The peer posts PEER_NRECV receives before it accepts, and
- * reposts when its poll loop gets to it: a fuzzer that counted on those
- * would fail now and then for a reason that is the test's (the valid
- * batches of the resize race did, in CI). So each connection sends at
- * most PEER_NRECV; past them an SQE writes instead.
+ * RNR retry; siwx waits recv_wait_ms first). The peer posts PEER_NRECV
+ * receives before it accepts, and reposts when its poll loop gets to it:
+ * a fuzzer that counted on those would fail now and then for a reason
+ * that is the test's (the valid batches of the resize race did, in CI).
+ * So each connection sends at most PEER_NRECV; past them an SQE writes
+ * instead.
  */
 static void fz_spend_recv(struct fuzzer *f, struct siwx_sqe *e)
 {

@@ -17,9 +17,10 @@
  * and the sender waits for it. rsockets grants as many message credits as
  * it posts receives, but its control messages (credit updates) take
  * receives too; InfiniBand retries a message that finds no receive (RNR),
- * iWARP has no such retry and the connection ends with a Terminate. So a
- * sender may run ahead of a slow receiver only by less than the receive
- * queue (rsockets' default: 384), in any rsockets release.
+ * iWARP has no such retry and the connection ends with a Terminate (siwx
+ * waits recv_wait_ms first, upstream siw not at all). So a sender may run
+ * ahead of a slow receiver only by less than the receive queue (rsockets'
+ * default: 384), in any rsockets release.
  * Exit status 0 only when every record arrived exactly and in order.
  */
 #include <arpa/inet.h>

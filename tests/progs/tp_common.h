@@ -149,8 +149,9 @@ struct tp_qp_opts {
 	/*
 	 * A receive to post before connecting (addr NULL: none). On iWARP
 	 * a Send that finds no posted receive ends the connection (there is
-	 * no RNR retry as on InfiniBand), so a peer that sends right after
-	 * the connection is established needs it.
+	 * no RNR retry as on InfiniBand; siwx waits recv_wait_ms first, siw
+	 * not at all), so a peer that sends right after the connection is
+	 * established needs it.
 	 */
 	void *pre_recv_addr;
 	/*

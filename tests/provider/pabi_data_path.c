@@ -336,7 +336,7 @@ static void dp_post_recv(void)
 	CHECK(fake.ncmd[IB_USER_VERBS_CMD_POST_RECV] == 0,
 	      "no receive doorbell for a live QP");
 	/* the kernel flushed the QP for good: receives ring the doorbell */
-	__atomic_store_n(&fake.sq_ctrl->rq_flush, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&fake.sq_ctrl->rq_doorbell, SIWX_RQ_DB_FLUSH, __ATOMIC_RELEASE);
 	rwr.wr_id = 0xbef0;
 	CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0 &&
 		      (fake.rq[1].flags & SIWX_WQE_VALID) &&
@@ -345,7 +345,16 @@ static void dp_post_recv(void)
 	CHECK(fake.ncmd[IB_USER_VERBS_CMD_POST_RECV] == 1 &&
 		      fake.last_rdb_qp_handle == 0x40 && !fake.bad,
 	      "receive doorbell after posting to a flushed QP");
-	__atomic_store_n(&fake.sq_ctrl->rq_flush, 0, __ATOMIC_RELEASE);
+	/* a message waits for a receive (recv_wait_ms): the doorbell too */
+	__atomic_store_n(&fake.sq_ctrl->rq_doorbell, SIWX_RQ_DB_WAIT, __ATOMIC_RELEASE);
+	rwr.wr_id = 0xbef1;
+	CHECK(ibv_post_recv(qp, &rwr, &rbad) == 0 &&
+		      (fake.rq[2].flags & SIWX_WQE_VALID) &&
+		      fake.rq[2].id == 0xbef1,
+	      "post_recv while a message waits");
+	CHECK(fake.ncmd[IB_USER_VERBS_CMD_POST_RECV] == 2 && !fake.bad,
+	      "receive doorbell while a message waits for a receive");
+	__atomic_store_n(&fake.sq_ctrl->rq_doorbell, 0, __ATOMIC_RELEASE);
 }
 
 static void dp_modify_qp(void)
