@@ -53,17 +53,9 @@ static void siwx_rx_imm(struct siwx_conn *conn)
 		.flags = SIWX_CQE_WITH_IMM,
 		.imm = seg->u.imm,
 	};
-	struct siwx_term err;
 
-	switch (siwx_rx_take_rqe(conn, false, &err)) {
-	case SIWX_RQE_TAKEN:
-		break;
-	case SIWX_RQE_WAIT:
+	if (!siwx_rx_need_rqe(conn, false))
 		return;
-	case SIWX_RQE_FAILED:
-		siwx_rx_terminate(conn, err, true, false);
-		return;
-	}
 	ci.id = conn->rqe.id;
 	ci.bytes = siwx_imm_len_take(&conn->imm);
 	if (seg->ddp.opcode == SIWX_OP_IMM_SE)

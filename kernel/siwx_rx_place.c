@@ -68,17 +68,8 @@ static void siwx_rx_send_target(struct siwx_conn *conn)
 	struct siwx_sgl_pos pos;
 	struct siwx_term err;
 
-	if (!seg->ddp.mo && !conn->rqe.held) {
-		switch (siwx_rx_take_rqe(conn, true, &err)) {
-		case SIWX_RQE_TAKEN:
-			break;
-		case SIWX_RQE_WAIT:
-			return;
-		case SIWX_RQE_FAILED:
-			siwx_rx_terminate(conn, err, true, false);
-			return;
-		}
-	}
+	if (!seg->ddp.mo && !conn->rqe.held && !siwx_rx_need_rqe(conn, true))
+		return;
 	if (!conn->rqe.held) {
 		siwx_rx_terminate(conn, siwx_rx_no_buffer(), true, false);
 		return;

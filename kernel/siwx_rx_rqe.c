@@ -16,6 +16,7 @@
 #include "siwx_comp.h"
 #include "siwx_ring.h"
 #include "siwx_rx_rqe.h"
+#include "siwx_rx_term.h"
 #include "siwx_rx_wait.h"
 #include "siwx_stag.h"
 
@@ -98,14 +99,20 @@ static bool siwx_rx_pop_rqe(struct siwx_qp *qp, struct siwx_rqe *out)
 	return got;
 }
 
+enum siwx_rqe_take {
+	SIWX_RQE_TAKEN,
+	SIWX_RQE_WAIT,		/* RX waits for a receive */
+	SIWX_RQE_FAILED,
+};
+
 /*
  * Take the next receive buffer for a Send's first segment (@send: its
  * SGEs validated) or for Immediate Data. None there: the message waits
  * for one (SIWX_RQE_WAIT), or, when it must not or waited long enough,
  * fails with @err.
  */
-enum siwx_rqe_take siwx_rx_take_rqe(struct siwx_conn *conn, bool send,
-				    struct siwx_term *err)
+static enum siwx_rqe_take siwx_rx_take_rqe(struct siwx_conn *conn, bool send,
+					   struct siwx_term *err)
 {
 	struct siwx_rx_rqe *rq = &conn->rqe;
 	enum siwx_access_fault fault;
@@ -153,6 +160,27 @@ enum siwx_rqe_take siwx_rx_take_rqe(struct siwx_conn *conn, bool send,
 		rq->n++;
 	}
 	return SIWX_RQE_TAKEN;
+}
+
+/*
+ * The receive a Send's first segment (@send) or Immediate Data needs:
+ * true once taken; false while the message waits for one, or once RX
+ * ended the stream for want of it (or for its bad SGE list).
+ */
+bool siwx_rx_need_rqe(struct siwx_conn *conn, bool send)
+{
+	struct siwx_term err;
+
+	switch (siwx_rx_take_rqe(conn, send, &err)) {
+	case SIWX_RQE_TAKEN:
+		return true;
+	case SIWX_RQE_FAILED:
+		siwx_rx_terminate(conn, err, true, false);
+		break;
+	case SIWX_RQE_WAIT:
+		break;
+	}
+	return false;
 }
 
 /*

@@ -19,14 +19,7 @@ static inline struct siwx_term siwx_rx_local_fault(void)
 			      SIWX_LLP_LOCAL_CATASTROPHIC);
 }
 
-enum siwx_rqe_take {
-	SIWX_RQE_TAKEN,
-	SIWX_RQE_WAIT,		/* RX waits for a receive */
-	SIWX_RQE_FAILED,
-};
-
-enum siwx_rqe_take siwx_rx_take_rqe(struct siwx_conn *conn, bool send,
-				    struct siwx_term *err);
+bool siwx_rx_need_rqe(struct siwx_conn *conn, bool send);
 void siwx_rx_drop_rqe(struct siwx_conn *conn, u8 status);
 void siwx_rx_rqe_overrun(struct siwx_conn *conn, struct siwx_term *err);
 
