@@ -158,6 +158,25 @@ void siwx_rx_work(struct work_struct *work)
 }
 
 /*
+ * Socket lock held: run again the step that stopped at the missing
+ * receive, which takes it if it is there now. True when RX may read on.
+ */
+static bool siwx_rx_wait_retry(struct siwx_conn *conn)
+{
+	switch (conn->rx_wait) {
+	case SIWX_RX_WAIT_SEGMENT:
+		siwx_rx_segment(conn);
+		break;
+	case SIWX_RX_WAIT_END:
+		siwx_rx_segment_end(conn);
+		break;
+	default:
+		return false;
+	}
+	return !conn->rx_wait && !conn->rx_dead;
+}
+
+/*
  * A message waits for a receive (siwx_rx_wait.c): look for it, and once
  * it is there read on. siwx_rx_end() cancels it.
  */

@@ -13,12 +13,11 @@
  * RX hears of the receive from the provider's receive doorbell, which
  * rq_doorbell asks for while a message waits (abi.h), or from the kernel
  * ULP's post_recv; in any case it looks at the RQ or SRQ again every few
- * milliseconds (an SRQ has no doorbell).
+ * milliseconds (an SRQ has no doorbell). Each look is siwx_rx.c's
+ * rx_wait_work, which runs the stopped step again.
  */
 #include <linux/moduleparam.h>
 
-#include "siwx_rx_msg.h"
-#include "siwx_rx_place.h"
 #include "siwx_rx_wait.h"
 
 static unsigned int siwx_recv_wait_ms = 10000;
@@ -90,25 +89,6 @@ void siwx_rx_wait_end(struct siwx_conn *conn)
 		return;
 	WRITE_ONCE(conn->rx_wait, SIWX_RX_WAIT_NONE);
 	siwx_rx_wait_doorbell(conn, 0);
-}
-
-/*
- * rx_wait_work, socket lock held: runs again what stopped at the missing
- * receive, which takes it if it is there now. True when RX may read on.
- */
-bool siwx_rx_wait_retry(struct siwx_conn *conn)
-{
-	switch (conn->rx_wait) {
-	case SIWX_RX_WAIT_SEGMENT:
-		siwx_rx_segment(conn);
-		break;
-	case SIWX_RX_WAIT_END:
-		siwx_rx_segment_end(conn);
-		break;
-	default:
-		return false;
-	}
-	return !conn->rx_wait && !conn->rx_dead;
 }
 
 /*

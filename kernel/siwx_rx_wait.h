@@ -15,7 +15,6 @@ enum siwx_rx_wait_at {
 bool siwx_rx_wait_begin(struct siwx_conn *conn, enum siwx_rx_wait_at at);
 bool siwx_rx_wait_on(struct siwx_conn *conn);
 void siwx_rx_wait_end(struct siwx_conn *conn);
-bool siwx_rx_wait_retry(struct siwx_conn *conn);
 void siwx_rx_wait_wake(struct siwx_conn *conn);
 
 #endif /* SIWX_RX_WAIT_H */
