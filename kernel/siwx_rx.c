@@ -136,19 +136,26 @@ void siwx_rx_data_ready(struct sock *sk)
 }
 
 /*
- * Process context: read what TCP holds while the data path is ours; at
- * its start (what arrived before it), and as rx_work.
+ * Process context, while the data path is ours: run @first (if any) and,
+ * unless it says no, read what TCP holds.
  */
-void siwx_rx_kick(struct siwx_conn *conn)
+static void siwx_rx_run(struct siwx_conn *conn,
+			bool (*first)(struct siwx_conn *conn))
 {
 	struct sock *sk = conn->sock->sk;
 
 	lock_sock(sk);
 	read_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_user_data == conn)
+	if (sk->sk_user_data == conn && (!first || first(conn)))
 		siwx_rx_read_conn(sk, conn);
 	read_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
+}
+
+/* At the data path's start (what arrived before it), and as rx_work */
+void siwx_rx_kick(struct siwx_conn *conn)
+{
+	siwx_rx_run(conn, NULL);
 }
 
 /* siwx_dp.c's close work cancels it, and reads what it left if graceful */
@@ -182,16 +189,8 @@ static bool siwx_rx_wait_retry(struct siwx_conn *conn)
  */
 void siwx_rx_wait_work(struct work_struct *work)
 {
-	struct siwx_conn *conn = container_of(to_delayed_work(work),
-					      struct siwx_conn, rx_wait_work);
-	struct sock *sk = conn->sock->sk;
-
-	lock_sock(sk);
-	read_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_user_data == conn && siwx_rx_wait_retry(conn))
-		siwx_rx_read_conn(sk, conn);
-	read_unlock_bh(&sk->sk_callback_lock);
-	release_sock(sk);
+	siwx_rx_run(container_of(to_delayed_work(work), struct siwx_conn,
+				 rx_wait_work), siwx_rx_wait_retry);
 }
 
 /*
