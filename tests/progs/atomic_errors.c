@@ -37,8 +37,8 @@
  * affiliated asynchronous event of that type on this side's QP. siwx
  * raises one for the Terminate it sends (responder) and for the one it
  * receives (requester): Remote Protection -> IBV_EVENT_QP_ACCESS_ERR,
- * Remote Operation -> IBV_EVENT_QP_FATAL (README "A Terminate from the
- * peer").
+ * Remote Operation -> IBV_EVENT_QP_FATAL (docs/protocol-decisions.md,
+ * "A Terminate from the peer").
  * POST_REFUSED accepts a requester that refuses the work request itself
  * (ibv_post_send fails): the request then never reaches the responder.
  * rxe (Debian 12, kernel 6.1, rdma-core 44), as observed:

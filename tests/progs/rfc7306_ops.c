@@ -27,7 +27,8 @@
  *   afterwards (a later Send is flushed), nothing may hang, and the
  *   server must survive, see no successful receive and find its atomic
  *   targets unchanged; each connection's QP gets IBV_EVENT_QP_FATAL.
- *   Default expectations (siwx, README "A Terminate from the peer"):
+ *   Default expectations (siwx, docs/protocol-decisions.md, "A Terminate
+ *   from the peer"):
  *     fa, cas    IBV_WC_REM_OP_ERR: the Terminate completes the oldest
  *                outstanding Read/Atomic, the refused request itself.
  *     wimm       IBV_WC_SUCCESS: an RDMA Write completes once sent;
@@ -746,9 +747,10 @@ static bool foreign_wait(struct ctx *x, uint64_t wr_id, int want,
  */
 /*
  * The peer's Terminate also ends up as the QP's affiliated asynchronous
- * error (README "A Terminate from the peer"): for a Send, Write or
- * Immediate Data it is the only report a requester gets. siw's
- * Unexpected OpCode is an operation error: IBV_EVENT_QP_FATAL.
+ * error (docs/protocol-decisions.md, "A Terminate from the peer"): for
+ * a Send, Write or Immediate Data it is the only report a requester
+ * gets. siw's Unexpected OpCode is an operation error:
+ * IBV_EVENT_QP_FATAL.
  */
 static void foreign_async(struct ctx *x, const char *what)
 {

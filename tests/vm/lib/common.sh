@@ -58,9 +58,10 @@ STORAGE_PKGS=(nfs-kernel-server nfs-common rpcbind open-iscsi)
 # the CRC library): taken where they exist.
 GUEST_MAYBE_MODULES=(crc32_generic libcrc32c crc32c_generic crc32c-intel)
 
-# Upstream siw's own defects (README, "Supported systems"), which the
-# scenarios with a siw peer run once more on, once, when a failed run's
-# capture proves one; any other failure counts.
+# Upstream siw's own defects (docs/testing.md, "Upstream siw's defects and
+# the one retry they get"), which the scenarios with a siw peer run once
+# more on, once, when a failed run's capture proves one; any other failure
+# counts.
 # siw_accept_race PCAP PORT: siw as the passive side sent its MPA Reply and
 # only then gave the socket to its QP, so the client's first FPDU stayed
 # unread: on one of PORT's connections the client sent FPDUs, the server
