@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cq_clean.h"
 #include "cqe.h"
 #include "siwx.h"
 
@@ -163,19 +162,6 @@ int siwx_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
-}
-
-/*
- * ibv_destroy_qp, once the kernel destroyed the QP: its completions leave
- * the CQ (cq_clean.c), but for the receives of a QP on an SRQ (@keep_recv).
- */
-void siwx_cq_forget_qp(struct ibv_cq *ibcq, uint32_t qp_num, bool keep_recv)
-{
-	struct siwx_cq *cq = to_scq(ibcq);
-
-	pthread_spin_lock(&cq->lock);
-	siwx_cq_clean(&cq->ring, qp_num, keep_recv);
-	pthread_spin_unlock(&cq->lock);
 }
 
 int siwx_poll_cq_imm8(struct ibv_cq *ibcq, int num, struct ibv_wc *wc,

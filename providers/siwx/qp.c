@@ -220,9 +220,6 @@ int siwx_destroy_qp(struct ibv_qp *ibqp)
 	rv = ibv_cmd_destroy_qp(ibqp);
 	if (rv)
 		return rv;
-	siwx_cq_forget_qp(ibqp->recv_cq, ibqp->qp_num, ibqp->srq != NULL);
-	if (ibqp->send_cq != ibqp->recv_cq)
-		siwx_cq_forget_qp(ibqp->send_cq, ibqp->qp_num, false);
 	siwx_qp_unmap(qp);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);

@@ -142,7 +142,6 @@ struct ibv_cq *siwx_create_cq(struct ibv_context *ctx, int num_cqe,
 			      int comp_vector);
 int siwx_resize_cq(struct ibv_cq *cq, int num_cqe);
 int siwx_destroy_cq(struct ibv_cq *cq);
-void siwx_cq_forget_qp(struct ibv_cq *cq, uint32_t qp_num, bool keep_recv);
 int siwx_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 int siwx_poll_cq_imm8(struct ibv_cq *cq, int num, struct ibv_wc *wc,
 		      uint8_t (*imm)[SIWX_IMM_LEN]);
