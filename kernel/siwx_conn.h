@@ -172,6 +172,13 @@ struct siwx_conn {
 	bool tx_stop;
 	bool tx_corked;			/* TCP may hold our last FPDU back */
 	bool tx_follows;		/* the message's sequel comes next */
+	/*
+	 * The WR in work completes as its last FPDU goes to TCP, just
+	 * before: siwx_tx_done_due(), siwx_tx_fpdu.c
+	 */
+	bool tx_done_due;
+	u32 tx_done_pos;
+	u32 tx_done_len;
 	bool tx_in_syscall;		/* siwx_tx_doorbell() runs the engine */
 	bool term_pending;		/* set by RX, sent by TX */
 	struct siwx_term_hdr term;

@@ -18,6 +18,7 @@
 
 #include <siwx/proto/crc32c.h>
 
+#include "siwx_comp.h"
 #include "siwx_rdq.h"
 #include "siwx_stag.h"
 #include "siwx_tx_fpdu.h"
@@ -249,7 +250,48 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	if (!seg->last && v->len < SIWX_TX_BATCH)
 		return 0;
 	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
+	if (seg->last && !conn->tx_follows && conn->tx_done_due && v->stage &&
+	    !conn->tx_payload_ref) {
+		conn->tx_done_due = false;
+		siwx_sq_done(conn->qp, conn->tx_done_pos, SIWX_WC_SUCCESS,
+			     conn->tx_done_len);
+	}
 	return siwx_tx_flush(conn, v, more ? MSG_MORE : 0);
+}
+
+/*
+ * The WR at @pos (@len octets) completes as its last FPDU goes to TCP,
+ * before the push: a peer's answer to a message must not complete before
+ * the message's own WR. Software that asks and waits (ofi_rxm's atomic
+ * protocol) frees a request's buffer when the answer comes, and would
+ * take a later completion for that of whatever reused the buffer: its
+ * fi_rdm_atomic hung. Once TCP has the last FPDU, RX may place the answer
+ * before TCP returns (from the socket's backlog, in release_sock()) or
+ * before the TX engine posts the completion (a softirq). Completing first
+ * is safe when TCP takes copies (the stage): the application's buffer is
+ * free from then on. A WR that TCP takes from the application's pages
+ * completes after the push, in siwx_tx_done_end().
+ */
+void siwx_tx_done_due(struct siwx_conn *conn, u32 pos, u32 len)
+{
+	conn->tx_done_due = true;
+	conn->tx_done_pos = pos;
+	conn->tx_done_len = len;
+}
+
+/*
+ * After the WR's messages went out with outcome @rv: complete it unless
+ * its push did; a failed WR is left to the flush (QP to ERROR).
+ */
+int siwx_tx_done_end(struct siwx_conn *conn, int rv)
+{
+	if (!conn->tx_done_due)
+		return rv;
+	conn->tx_done_due = false;
+	if (!rv)
+		siwx_sq_done(conn->qp, conn->tx_done_pos, SIWX_WC_SUCCESS,
+			     conn->tx_done_len);
+	return rv;
 }
 
 /* One RDMAP message, cut into FPDUs of at most MULPDU. */

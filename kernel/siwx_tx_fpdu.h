@@ -10,5 +10,7 @@ int siwx_tx_message(struct siwx_conn *conn, const struct siwx_ddp_hdr *hdr,
 		    u32 len);
 void siwx_tx_src_put(struct siwx_tx_src *src);
 bool siwx_tx_more(struct siwx_conn *conn);
+void siwx_tx_done_due(struct siwx_conn *conn, u32 pos, u32 len);
+int siwx_tx_done_end(struct siwx_conn *conn, int rv);
 
 #endif /* SIWX_TX_FPDU_H */

@@ -154,6 +154,8 @@ static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
 		conn->tx_zc = siwx_zc_start(conn, pos, len);
 		conn->tx_payload_ref = conn->tx_zc;
 	}
+	if (!conn->tx_zc)
+		siwx_tx_done_due(conn, pos, len);
 	/* Write with Immediate: the Immediate Data message follows */
 	conn->tx_follows = imm;
 	rv = siwx_tx_message(conn, &h, NULL, 0, &conn->src, len);
@@ -167,10 +169,7 @@ static int siwx_tx_send_write(struct siwx_conn *conn, u32 pos)
 		conn->tx_payload_ref = false;
 		return rv;
 	}
-	if (rv)
-		return rv;
-	siwx_sq_done(conn->qp, pos, SIWX_WC_SUCCESS, len);
-	return 0;
+	return siwx_tx_done_end(conn, rv);
 }
 
 static int siwx_tx_read(struct siwx_conn *conn, u32 pos)
@@ -307,9 +306,8 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 			rv = -EINVAL;
 			break;
 		}
-		rv = siwx_tx_imm(conn, sqe);
-		if (!rv)
-			siwx_sq_done(conn->qp, pos, SIWX_WC_SUCCESS, 0);
+		siwx_tx_done_due(conn, pos, 0);
+		rv = siwx_tx_done_end(conn, siwx_tx_imm(conn, sqe));
 		break;
 	case IB_UVERBS_WR_RDMA_READ:
 		rv = siwx_tx_read(conn, pos);
