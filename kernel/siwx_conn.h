@@ -179,6 +179,8 @@ struct siwx_conn {
 	bool tx_done_due;
 	u32 tx_done_pos;
 	u32 tx_done_len;
+	/* Completed, its last push under way: a graceful close waits */
+	bool tx_owed;
 	bool tx_in_syscall;		/* siwx_tx_doorbell() runs the engine */
 	bool term_pending;		/* set by RX, sent by TX */
 	struct siwx_term_hdr term;

@@ -8,6 +8,7 @@
  * upcalls, references dropped.
  */
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <net/tcp.h>
 
 #include "siwx_comp.h"
@@ -133,6 +134,15 @@ static void siwx_conn_close_work(struct work_struct *work)
 	qp = conn->qp;
 	if (conn->sock) {
 		siwx_conn_stop_rx(conn, !abortive);
+		/*
+		 * A WR that completed before its last push (siwx_tx_fpdu.c):
+		 * the application may have closed on seeing it, and its data
+		 * must go out before our FIN. A push that TCP does not take
+		 * within a second (a peer that reads no more) is ended.
+		 */
+		if (!abortive)
+			wait_var_event_timeout(&conn->tx_owed,
+					       !READ_ONCE(conn->tx_owed), HZ);
 		WRITE_ONCE(conn->tx_stop, true);
 		/* Ends any send in progress; graceful: FIN after the data */
 		kernel_sock_shutdown(conn->sock, drain ? SHUT_WR : SHUT_RDWR);

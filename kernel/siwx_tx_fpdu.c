@@ -15,6 +15,7 @@
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/wait_bit.h>
 
 #include <siwx/proto/crc32c.h>
 
@@ -253,10 +254,18 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	if (seg->last && !conn->tx_follows && conn->tx_done_due && v->stage &&
 	    !conn->tx_payload_ref) {
 		conn->tx_done_due = false;
+		/* Seen before the completion is: siwx_conn_close_work() */
+		smp_store_mb(conn->tx_owed, true);
 		siwx_sq_done(conn->qp, conn->tx_done_pos, SIWX_WC_SUCCESS,
 			     conn->tx_done_len);
 	}
-	return siwx_tx_flush(conn, v, more ? MSG_MORE : 0);
+	rv = siwx_tx_flush(conn, v, more ? MSG_MORE : 0);
+	if (conn->tx_owed) {
+		/* Cleared before the waker looks for the waiter */
+		smp_store_mb(conn->tx_owed, false);
+		wake_up_var(&conn->tx_owed);
+	}
+	return rv;
 }
 
 /*
@@ -269,8 +278,9 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
  * before TCP returns (from the socket's backlog, in release_sock()) or
  * before the TX engine posts the completion (a softirq). Completing first
  * is safe when TCP takes copies (the stage): the application's buffer is
- * free from then on. A WR that TCP takes from the application's pages
- * completes after the push, in siwx_tx_done_end().
+ * free from then on, and a graceful close lets that push finish
+ * (tx_owed). A WR that TCP takes from the application's pages completes
+ * after the push, in siwx_tx_done_end().
  */
 void siwx_tx_done_due(struct siwx_conn *conn, u32 pos, u32 len)
 {
