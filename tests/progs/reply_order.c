@@ -176,11 +176,20 @@ static bool run(struct side *s, int tmo)
 			continue;
 		}
 		last = tp_now_ms();
-		for (i = 0; i < got; i++) {
+		/*
+		 * Not past the end: the peer, done too, may close at once,
+		 * and its flush errors may follow in the same batch.
+		 */
+		for (i = 0; i < got && !done(s); i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				tp_fail("%s: wr_id %#llx: %s", s->who,
+				tp_fail("%s: wr_id %#llx: %s at request %llu (sent %d, replied %d), %llu answered, replies free %#x",
+					s->who,
 					(unsigned long long)wc[i].wr_id,
-					tp_wc_status_name(wc[i].status));
+					tp_wc_status_name(wc[i].status),
+					(unsigned long long)s->asked, s->sent,
+					s->replied,
+					(unsigned long long)s->answered,
+					s->free_replies);
 				return false;
 			}
 			if (!(wc[i].opcode & IBV_WC_RECV ? on_recv(s, &wc[i]) :
