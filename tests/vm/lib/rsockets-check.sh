@@ -1,6 +1,6 @@
 # Sourced by the rsockets scenarios (after common.sh):
 # rsockets_check PCAP PORT WANT [STOCK]: the FPDUs of the connections on
-# PORT in the capture; WANT is imm (Immediate Data, opcode 0x8/0x9, and
+# PORT (or FIRST-LAST, ports FIRST to LAST) in the capture; WANT is imm (Immediate Data, opcode 0x8/0x9, and
 # no 4-byte Send) or send (no Immediate Data, 4-byte Sends: rsockets'
 # Write + Send). Every CRC good, and never a Terminate, but for one from
 # the stock rsockets side or sides named by STOCK (c2s: the client, s2c:
