@@ -30,7 +30,9 @@ def make_overlay(a, outdir):
 
 def measurements(a):
     if a.cost_profile:
-        return [cost_plan.BY_NAME[a.cost_profile]]
+        # A read of NFS needs the write it follows (its file) to run first
+        lead = cost_plan.FOLLOWS.get(a.cost_profile)
+        return [cost_plan.BY_NAME[n] for n in (lead, a.cost_profile) if n]
     names = a.cost_only or [m.name for m in cost_plan.MEASUREMENTS]
     return [cost_plan.BY_NAME[n] for n in names]
 
@@ -42,7 +44,7 @@ def boot(a, stacks, ov, outdir, rnd):
     logdir = round_dir(outdir, NAME, rnd)
     os.makedirs(logdir, exist_ok=True)
     with open(os.path.join(logdir, "plan.json"), "w") as f:
-        json.dump({"stacks": stacks, "mode": mode,
+        json.dump({"stacks": stacks, "mode": mode, "profile": a.cost_profile,
                    "steps": [s[3] | {"id": s[0]} for s in steps]}, f, indent=1)
     timeout = a.run_timeout or (120 + a.step_timeout + len(steps) * a.step_budget)
     peers = ",".join(dict.fromkeys(link_of(st) for st in stacks))

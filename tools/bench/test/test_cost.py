@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-from siwxbench import cost_guard, cost_parse, cost_plan, cost_profile, cost_report
+from siwxbench import cost_guard, cost_parse, cost_plan, cost_profile, cost_report, cost_run
 
 
 def mark_line(k, ns, **c):
@@ -101,6 +101,15 @@ class Plan(unittest.TestCase):
         self.assertEqual(cost_plan.steps(["siwx-crc-table"], rt, "counts", 9), [])
         self.assertEqual(len(cost_plan.steps(["siwx-nocrc"], rt, "counts", 9)), 3)
         self.assertEqual(cost_plan.steps(["siwx-nocrc"], [cost_plan.BY_NAME["imm_8"]], "c", 9), [])
+
+    def test_a_profiled_read_brings_its_write(self):
+        def names(profile):
+            args = type("Args", (), {"cost_profile": profile, "cost_only": None})
+            return [m.name for m in cost_run.measurements(args)]
+        # NFS reads its file back: the write that made it runs first
+        self.assertEqual(names("nfs_read"), ["nfs_write", "nfs_read"])
+        self.assertEqual(names("nfs_tcp_read"), ["nfs_tcp_write", "nfs_tcp_read"])
+        self.assertEqual(names("write_rt"), ["write_rt"])
 
     def test_judged_by(self):
         by = {m.name: m.main for m in cost_plan.MEASUREMENTS}
