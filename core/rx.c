@@ -4,13 +4,6 @@
 #include <siwx/proto/crc32c.h>
 #include <siwx/proto/rx.h>
 
-enum rx_state {
-	RX_HDR,		/* gathering MPA length, DDP and RDMAP headers */
-	RX_PAYLOAD,
-	RX_TRAILER,	/* PAD and CRC */
-	RX_DEAD,
-};
-
 /* MPA length plus the DDP control octets: enough to size the headers. */
 #define RX_PEEK_LEN (SIWX_MPA_LEN_FIELD + SIWX_DDP_CTRL_LEN)
 
@@ -20,7 +13,7 @@ void siwx_rx_init(struct siwx_rx *rx, bool crc_on)
 
 	memset(rx, 0, sizeof(*rx));
 	rx->crc_on = crc_on;
-	rx->state = RX_HDR;
+	rx->state = SIWX_RXS_HDR;
 	rx->need = RX_PEEK_LEN;
 	rx->crc = SIWX_CRC32C_INIT;
 	/* RFC 5041 section 5.1: the first MSN of every queue is 1. */
@@ -32,7 +25,7 @@ static size_t rx_fail(struct siwx_rx *rx, struct siwx_term term, size_t used,
 		      struct siwx_rx_event *ev)
 {
 	rx->term = term;
-	rx->state = RX_DEAD;
+	rx->state = SIWX_RXS_DEAD;
 	ev->type = SIWX_RX_ERROR;
 	return used;
 }
@@ -48,12 +41,16 @@ static struct siwx_term ddp_untagged_err(u8 code)
 	return siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, code);
 }
 
-/* Size the headers from the MPA length and the T flag and opcode. */
-static bool rx_size_headers(struct siwx_rx *rx, struct siwx_term *err)
+/*
+ * Size the headers from the MPA length and the T flag and opcode, the
+ * first RX_PEEK_LEN octets at @peek. Sets nothing when it fails.
+ */
+static bool rx_size_headers(struct siwx_rx *rx, const u8 *peek,
+			    struct siwx_term *err)
 {
-	u16 ulpdu = siwx_get_be16(rx->hdr);
-	u8 ctrl = rx->hdr[SIWX_MPA_LEN_FIELD];
-	u8 opcode = rx->hdr[SIWX_MPA_LEN_FIELD + 1] & 0xf;
+	u16 ulpdu = siwx_get_be16(peek);
+	u8 ctrl = peek[SIWX_MPA_LEN_FIELD];
+	u8 opcode = peek[SIWX_MPA_LEN_FIELD + 1] & 0xf;
 	const struct siwx_opinfo *op = siwx_opinfo(opcode);
 	u32 ddp_len = (u32)siwx_ddp_hdr_len(ctrl & SIWX_DDP_T_FLAG);
 	u32 rdmap_len = 0;
@@ -140,11 +137,12 @@ static bool rx_decode_rdmap(struct siwx_rx *rx, const u8 *p,
 	}
 }
 
-/* All header octets are in: decode and validate the segment. */
-static bool rx_decode_segment(struct siwx_rx *rx, struct siwx_term *err)
+/* All header octets are at @hdr: decode and validate the segment. */
+static bool rx_decode_segment(struct siwx_rx *rx, const u8 *hdr,
+			      struct siwx_term *err)
 {
 	struct siwx_rx_seg *s = &rx->seg;
-	const u8 *ddp = rx->hdr + SIWX_MPA_LEN_FIELD;
+	const u8 *ddp = hdr + SIWX_MPA_LEN_FIELD;
 	u32 body;
 
 	/*
@@ -192,7 +190,7 @@ static bool rx_decode_segment(struct siwx_rx *rx, struct siwx_term *err)
 
 static void rx_next_fpdu(struct siwx_rx *rx)
 {
-	rx->state = RX_HDR;
+	rx->state = SIWX_RXS_HDR;
 	rx->have = 0;
 	rx->need = RX_PEEK_LEN;
 	rx->crc = SIWX_CRC32C_INIT;
@@ -210,49 +208,62 @@ static size_t rx_gather(struct siwx_rx *rx, const u8 *buf, size_t len)
 	return n;
 }
 
-/* Headers: gather, size, decode. Returns octets used; may set an event. */
+/*
+ * The headers, rx->need octets at @hdr, are all here: decode them and go
+ * on to the payload. Returns @used; may set an event.
+ */
+static size_t rx_headers_whole(struct siwx_rx *rx, const u8 *hdr, size_t used,
+			       struct siwx_rx_event *ev)
+{
+	struct siwx_term err;
+
+	if (!rx_decode_segment(rx, hdr, &err))
+		return rx_fail(rx, err, used, ev);
+	if (rx->crc_on)
+		rx->crc = siwx_crc32c(rx->crc, hdr, rx->need);
+	rx->payload_done = 0;
+	rx->have = 0;
+	rx->state = rx->seg.payload_len ? SIWX_RXS_PAYLOAD : SIWX_RXS_TRAILER;
+	ev->type = SIWX_RX_SEGMENT;
+	return used;
+}
+
+/* Headers: size, gather, decode. Returns octets used; may set an event. */
 static size_t rx_header(struct siwx_rx *rx, const u8 *buf, size_t len,
 			struct siwx_rx_event *ev)
 {
-	size_t used = rx_gather(rx, buf, len);
 	struct siwx_term err;
+	size_t used;
 
+	/*
+	 * Most chunks begin with an FPDU whose headers they hold whole (a
+	 * TCP segment per FPDU, RFC 5044 section 8): parsed where they lie,
+	 * not gathered first. Otherwise they are gathered; a sizing that
+	 * failed here fails again there, on the same octets.
+	 */
+	if (!rx->have && len >= RX_PEEK_LEN && rx_size_headers(rx, buf, &err) &&
+	    len >= rx->need)
+		return rx_headers_whole(rx, buf, rx->need, ev);
+	used = rx_gather(rx, buf, len);
 	if (rx->have < rx->need)
 		return used;
 	if (rx->need == RX_PEEK_LEN) {
-		if (!rx_size_headers(rx, &err))
+		if (!rx_size_headers(rx, rx->hdr, &err))
 			return rx_fail(rx, err, used, ev);
 		if (rx->have < rx->need)
 			return used;
 	}
-	if (!rx_decode_segment(rx, &err))
-		return rx_fail(rx, err, used, ev);
-	if (rx->crc_on)
-		rx->crc = siwx_crc32c(rx->crc, rx->hdr, rx->have);
-	rx->payload_done = 0;
-	rx->have = 0;
-	rx->state = rx->seg.payload_len ? RX_PAYLOAD : RX_TRAILER;
-	ev->type = SIWX_RX_SEGMENT;
-	return used;
+	return rx_headers_whole(rx, rx->hdr, used, ev);
 }
 
 /* Payload: hand the slice that is here to the caller, in place. */
 static size_t rx_payload(struct siwx_rx *rx, const u8 *buf, size_t len,
 			 struct siwx_rx_event *ev)
 {
-	size_t n = rx->seg.payload_len - rx->payload_done;
+	size_t n = siwx_rx_slice(rx, buf, len, ev);
 
-	if (n > len)
-		n = len;
 	if (rx->crc_on && !rx->crc_deferred)
 		rx->crc = siwx_crc32c(rx->crc, buf, n);
-	ev->type = SIWX_RX_PAYLOAD;
-	ev->data = buf;
-	ev->len = (u32)n;
-	ev->offset = rx->payload_done;
-	rx->payload_done += (u32)n;
-	if (rx->payload_done == rx->seg.payload_len)
-		rx->state = RX_TRAILER;
 	return n;
 }
 
@@ -261,17 +272,23 @@ static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
 			 struct siwx_rx_event *ev)
 {
 	u32 pad = siwx_mpa_pad(rx->seg.ulpdu_len);
-	u32 want = pad + SIWX_MPA_CRC_LEN - rx->have;
-	size_t n = want < len ? want : len;
+	u32 whole = pad + SIWX_MPA_CRC_LEN;
+	const u8 *trailer = buf;
+	size_t n = whole;
 	u32 crc;
 
-	memcpy(rx->trailer + rx->have, buf, n);
-	rx->have += (u32)n;
-	if (rx->have < pad + SIWX_MPA_CRC_LEN)
-		return n;
+	/* Checked where it lies when it is all here, else gathered first */
+	if (rx->have || len < whole) {
+		n = whole - rx->have < len ? whole - rx->have : len;
+		memcpy(rx->trailer + rx->have, buf, n);
+		rx->have += (u32)n;
+		if (rx->have < whole)
+			return n;
+		trailer = rx->trailer;
+	}
 	if (rx->crc_on) {
-		crc = siwx_crc32c_final(siwx_crc32c(rx->crc, rx->trailer, pad));
-		if (crc != siwx_get_le32(rx->trailer + pad))
+		crc = siwx_crc32c_final(siwx_crc32c(rx->crc, trailer, pad));
+		if (crc != siwx_get_le32(trailer + pad))
 			return rx_fail(rx, siwx_term_make(SIWX_LAYER_LLP,
 							  SIWX_LLP_ETYPE_MPA,
 							  SIWX_LLP_CRC),
@@ -296,10 +313,10 @@ u32 siwx_rx_message_octets(const struct siwx_rx *rx)
 {
 	u32 fpdu = 0;
 
-	if (rx->state == RX_DEAD)
+	if (rx->state == SIWX_RXS_DEAD)
 		return 0;
 	/* payload_done is the previous FPDU's until the next one's header */
-	if (rx->state == RX_PAYLOAD || rx->state == RX_TRAILER)
+	if (rx->state == SIWX_RXS_PAYLOAD || rx->state == SIWX_RXS_TRAILER)
 		fpdu = rx->payload_done;
 	return fpdu < ~rx->msg_octets ? rx->msg_octets + fpdu : ~0u;
 }
@@ -348,13 +365,13 @@ size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 	ev->offset = 0;
 	while (used < len && ev->type == SIWX_RX_NEED_MORE) {
 		switch (rx->state) {
-		case RX_HDR:
+		case SIWX_RXS_HDR:
 			used += rx_header(rx, buf + used, len - used, ev);
 			break;
-		case RX_PAYLOAD:
+		case SIWX_RXS_PAYLOAD:
 			used += rx_payload(rx, buf + used, len - used, ev);
 			break;
-		case RX_TRAILER:
+		case SIWX_RXS_TRAILER:
 			used += rx_trailer(rx, buf + used, len - used, ev);
 			break;
 		default:
@@ -362,7 +379,7 @@ size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 			break;
 		}
 	}
-	if (rx->state == RX_DEAD)
+	if (rx->state == SIWX_RXS_DEAD)
 		ev->type = SIWX_RX_ERROR;
 	return used;
 }

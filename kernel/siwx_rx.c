@@ -29,7 +29,8 @@ static size_t siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
 	size_t done = 0;
 
 	while (done < n && !conn->rx_dead) {
-		done += siwx_rx_feed(&conn->rx, p + done, n - done, &ev);
+		done += siwx_rx_feed_fast(&conn->rx, p + done, n - done,
+					  &ev);
 		switch (ev.type) {
 		case SIWX_RX_NEED_MORE:
 			return done;

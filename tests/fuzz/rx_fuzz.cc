@@ -44,7 +44,7 @@ void FuzzStream(const uint8_t* data, size_t size, bool crc_on, size_t chunk) {
         size_t left = n;
         while (left > 0) {
             siwx_rx_event ev;
-            size_t used = siwx_rx_feed(&rx, p, left, &ev);
+            size_t used = siwx_rx_feed_fast(&rx, p, left, &ev);
             Check(used <= left);
             switch (ev.type) {
                 case SIWX_RX_SEGMENT:

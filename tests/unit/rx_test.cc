@@ -67,6 +67,41 @@ TEST(RxParse, SameEventsForEveryChunking) {
     }
 }
 
+// siwx_rx_feed_fast() cuts payload slices inline: the same events, slices
+// and verdicts as siwx_rx_feed(), however the stream is cut and whoever
+// folds the CRC.
+TEST(RxParse, FastFeedGivesTheSameEvents) {
+    Bytes big(3000);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i * 3);
+    for (bool crc_on : {true, false}) {
+        Bytes stream =
+            Cat({Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 1, 0), Bytes{1, 2, 3}}), crc_on),
+                 Fpdu(Cat({Tagged(true, SIWX_OP_WRITE, 5, 0x10), big}), crc_on),
+                 Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 2, 0), Bytes{}}), crc_on)});
+        for (RxCrc crc : {RxCrc::kParser, RxCrc::kPlaceAndSkip}) {
+            for (size_t chunk = 0; chunk < 50; ++chunk) {
+                RxRecord fast = ParseStream(stream, chunk, crc_on, crc, RxFeed::kFast);
+                RxRecord plain = ParseStream(stream, chunk, crc_on, crc, RxFeed::kPlain);
+                ASSERT_FALSE(fast.error) << chunk << " " << fast.term;
+                ASSERT_FALSE(plain.error) << chunk << " " << plain.term;
+                EXPECT_EQ(fast.segments.size(), 3u) << chunk;
+                EXPECT_EQ(fast.segment_ends, 3) << chunk;
+                EXPECT_EQ(fast.payloads, plain.payloads) << chunk;
+                EXPECT_EQ(fast.payloads[1], big) << chunk;
+            }
+            if (!crc_on) continue;
+            Bytes bad = stream;
+            bad[40 + 1500] ^= 0x04;  // inside the Write's payload
+            for (size_t chunk : {size_t(0), size_t(7), size_t(1000)}) {
+                RxRecord fast = ParseStream(bad, chunk, true, crc, RxFeed::kFast);
+                EXPECT_TRUE(fast.error) << chunk;
+                EXPECT_EQ(fast.term, kLlpCrc) << chunk;
+                EXPECT_EQ(fast.segment_ends, 1) << chunk;
+            }
+        }
+    }
+}
+
 TEST(RxParse, PartialFpduGivesNoEnd) {
     Bytes stream = Send(1, {1, 2, 3, 4, 5, 6});
     for (size_t cut = 0; cut < stream.size(); ++cut) {
@@ -158,10 +193,13 @@ TEST(RxErrors, CrcMismatchInPayloadPadOrCrc) {
     for (size_t pos : {good.size() - 1, good.size() - 5, good.size() - 6, size_t(20)}) {
         Bytes bad = good;
         bad[pos] ^= 0x01;
-        RxRecord rec = ParseStream(bad, 0);
-        EXPECT_TRUE(rec.error) << pos;
-        EXPECT_EQ(rec.term, kLlpCrc) << pos;
-        EXPECT_EQ(rec.segment_ends, 0) << pos;
+        // Whole (headers and trailer checked where they lie) and gathered
+        for (size_t chunk : {size_t(0), size_t(1), size_t(3), size_t(21)}) {
+            RxRecord rec = ParseStream(bad, chunk);
+            EXPECT_TRUE(rec.error) << pos << " " << chunk;
+            EXPECT_EQ(rec.term, kLlpCrc) << pos << " " << chunk;
+            EXPECT_EQ(rec.segment_ends, 0) << pos << " " << chunk;
+        }
     }
 }
 

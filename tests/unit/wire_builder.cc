@@ -103,7 +103,7 @@ void TakePayload(siwx_rx* rx, const siwx_rx_event& ev, RxCrc crc, Bytes* out) {
 
 }  // namespace
 
-RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on, RxCrc crc) {
+RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on, RxCrc crc, RxFeed feed) {
     RxRecord rec;
     siwx_rx rx;
     siwx_rx_init(&rx, crc_on);
@@ -115,7 +115,8 @@ RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on, RxCrc crc) 
         size_t left = n;
         while (left > 0) {
             siwx_rx_event ev;
-            size_t used = siwx_rx_feed(&rx, p, left, &ev);
+            size_t used = feed == RxFeed::kFast ? siwx_rx_feed_fast(&rx, p, left, &ev)
+                                                : siwx_rx_feed(&rx, p, left, &ev);
             p += used;
             left -= used;
             if (ev.type == SIWX_RX_SEGMENT) {

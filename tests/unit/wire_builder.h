@@ -54,8 +54,10 @@ struct RxRecord {
 // half of each slice with siwx_rx_place() and skipping the rest with
 // siwx_rx_skip(); or the caller, forgetting to (it must fail the CRC).
 enum class RxCrc { kParser, kPlaceAndSkip, kForgotten };
+// The receiver's entry, siwx_rx_feed_fast() as the kernel's, or siwx_rx_feed() itself.
+enum class RxFeed { kFast, kPlain };
 RxRecord ParseStream(const Bytes& stream, size_t chunk, bool crc_on = true,
-                     RxCrc crc = RxCrc::kParser);
+                     RxCrc crc = RxCrc::kParser, RxFeed feed = RxFeed::kFast);
 
 }  // namespace siwx_test
 

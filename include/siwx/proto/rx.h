@@ -74,10 +74,18 @@ struct siwx_rx_event {
 	u32 offset;		/* PAYLOAD: the slice's offset in the segment */
 };
 
+/* The parser's states (rx->state), siwx_rx_feed_fast() reads them too */
+enum siwx_rx_state {
+	SIWX_RXS_HDR,		/* gathering the MPA length and the headers */
+	SIWX_RXS_PAYLOAD,
+	SIWX_RXS_TRAILER,	/* PAD and CRC */
+	SIWX_RXS_DEAD,
+};
+
 struct siwx_rx {
 	bool crc_on;
 	bool crc_deferred;	/* the caller folds payload (siwx_rx_place) */
-	u8 state;
+	u8 state;		/* enum siwx_rx_state */
 	u32 crc;
 	u32 have;		/* octets gathered in hdr[] */
 	u32 need;		/* octets hdr[] must reach */
@@ -100,6 +108,42 @@ void siwx_rx_init(struct siwx_rx *rx, bool crc_on);
  */
 size_t siwx_rx_feed(struct siwx_rx *rx, const u8 *buf, size_t len,
 		    struct siwx_rx_event *ev);
+
+/*
+ * The parser's own: the PAYLOAD slice of the @len octets at @buf (state
+ * SIWX_RXS_PAYLOAD, @len > 0); returns its length.
+ */
+static inline size_t siwx_rx_slice(struct siwx_rx *rx, const u8 *buf,
+				   size_t len, struct siwx_rx_event *ev)
+{
+	size_t n = rx->seg.payload_len - rx->payload_done;
+
+	if (n > len)
+		n = len;
+	ev->type = SIWX_RX_PAYLOAD;
+	ev->data = buf;
+	ev->len = (u32)n;
+	ev->offset = rx->payload_done;
+	rx->payload_done += (u32)n;
+	if (rx->payload_done == rx->seg.payload_len)
+		rx->state = SIWX_RXS_TRAILER;
+	return n;
+}
+
+/*
+ * siwx_rx_feed() as a receiver's loop calls it: a PAYLOAD slice, half the
+ * events of a long message (a TCP segment's payload often comes in two
+ * chunks), is cut here inline when the caller folds the CRC or there is
+ * none; anything else goes to siwx_rx_feed().
+ */
+static inline size_t siwx_rx_feed_fast(struct siwx_rx *rx, const u8 *buf,
+				       size_t len, struct siwx_rx_event *ev)
+{
+	if (rx->state != SIWX_RXS_PAYLOAD || !len ||
+	    (rx->crc_on && !rx->crc_deferred))
+		return siwx_rx_feed(rx, buf, len, ev);
+	return siwx_rx_slice(rx, buf, len, ev);
+}
 
 /*
  * Payload octets of the message in progress that arrived so far, those of
