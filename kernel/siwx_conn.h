@@ -215,7 +215,7 @@ struct siwx_conn {
 	bool rx_dead;
 	struct siwx_rx rx;
 	struct siwx_imm_len imm;
-	struct siwx_mr *rx_mr;		/* tagged target of this segment */
+	struct siwx_mr *rx_mr;		/* tagged target of this message */
 	u32 rx_write_len;		/* octets of the Write so far */
 	bool rx_resp_done;		/* Read Response: message complete */
 	u64 rx_resp_cookie;

@@ -280,6 +280,11 @@ int siwx_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_unlock_bh(&dev->mrs);
 		return -EBUSY;
 	}
+	/*
+	 * RX may hold it for a message's next segment, which now fails; the
+	 * wait below ends with the message or with the connection.
+	 */
+	WRITE_ONCE(mr->valid, false);
 	__xa_erase(&dev->mrs, mr->stag >> SIWX_STAG_KEY_BITS);
 	xa_unlock_bh(&dev->mrs);
 	siwx_mr_put(mr);

@@ -205,7 +205,8 @@ void siwx_rx_segment_end(struct siwx_conn *conn)
 		siwx_conn_kick_tx(conn);
 		return;
 	}
-	if (conn->rx_mr) {
+	/* A tagged message's MR serves its next segment too */
+	if (conn->rx_mr && (seg->ddp.last || !seg->ddp.tagged)) {
 		siwx_mr_put(conn->rx_mr);
 		conn->rx_mr = NULL;
 	}

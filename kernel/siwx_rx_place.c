@@ -15,17 +15,26 @@
 
 /*
  * A tagged segment places into the MR its STag names, held until the
- * segment ends (conn->rx_mr).
+ * message ends (conn->rx_mr, siwx_rx_segment_end()): its next segments,
+ * which name the same STag, check it again without looking it up.
  */
 static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
 	enum siwx_access_fault fault;
-	struct siwx_mr *mr;
+	struct siwx_mr *mr = conn->rx_mr;
 
 	/* A segment that places nothing names no STag to check */
 	if (!siwx_ddp_tagged_needs_stag(seg->payload_len))
 		return;
+	if (mr) {
+		if (siwx_mr_recheck(conn->qp, mr, seg->ddp.stag, access,
+				    seg->ddp.to, seg->payload_len))
+			return;
+		/* Another STag, or this one no more: a lookup says which */
+		conn->rx_mr = NULL;
+		siwx_mr_put(mr);
+	}
 	mr = siwx_mr_get_checked(conn->qp, seg->ddp.stag, access, seg->ddp.to,
 				 seg->payload_len, &fault);
 	if (!mr) {

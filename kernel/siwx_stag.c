@@ -4,8 +4,10 @@
  * a Memory Region or a Memory Window alike).
  *
  * An STag (siwx.h) is its index in dev->mrs << 8 | a key. Lookups take a
- * reference under the xarray lock; dereg removes the index first, then
- * waits for the references to go (siwx_mr.c). A bound window's index
+ * reference under the xarray lock; dereg marks the MR invalid and removes
+ * the index first, then waits for the references to go (siwx_mr.c). RX
+ * holds a tagged message's MR from its first segment to its last, and
+ * checks it again for each (siwx_mr_recheck()). A bound window's index
  * holds its binding, a SIWX_MR_WINDOW of its own (siwx_mw.c), checked and
  * placed through here like an MR.
  */
@@ -118,27 +120,20 @@ struct siwx_mr *siwx_mr_get_checked(struct siwx_qp *qp, u32 stag, int right,
 }
 
 /*
- * The page holding tagged offset @to of @mr and the offset in it; NULL
- * when @to lies outside the region or the MR has no pages.
+ * @mr, held since an earlier segment of the same message, for @stag again
+ * (siwx_rx_place.c): true if @stag still names it and @qp may use @len
+ * octets at @to with @right, the checks of siwx_mr_get_checked() without
+ * its lookup. What ends an STag clears mr->valid (invalidation, unbinding,
+ * siwx_dereg_mr()) or gives it a new key (fast registration), so a held
+ * MR fails here once the lookup would.
  */
-struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off)
+bool siwx_mr_recheck(struct siwx_qp *qp, struct siwx_mr *mr, u32 stag,
+		     int right, u64 to, u64 len)
 {
-	u64 rel;
+	enum siwx_access_fault fault;
 
-	if (mr->kind == SIWX_MR_DMA) {
-		void *va = (void *)(uintptr_t)to;
-
-		/* Only the linear map: what ib_dma_map_*() hands out here */
-		if (!virt_addr_valid(va))
-			return NULL;
-		*off = offset_in_page(va);
-		return virt_to_page(va);
-	}
-	if (!mr->pages || to < mr->iova || to - mr->iova >= mr->length)
-		return NULL;
-	rel = to - mr->iova + mr->first_offset;
-	*off = rel & ~PAGE_MASK;
-	return mr->pages[rel >> PAGE_SHIFT];
+	return READ_ONCE(mr->stag) == stag &&
+	       !siwx_mr_check(qp, mr, right, to, len, &fault);
 }
 
 /*

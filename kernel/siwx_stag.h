@@ -8,6 +8,8 @@
 #ifndef SIWX_STAG_H
 #define SIWX_STAG_H
 
+#include <linux/mm.h>
+
 #include <siwx/proto/rx.h>
 #include <siwx/proto/term.h>
 
@@ -17,7 +19,35 @@ struct siwx_mr *siwx_mr_get_checked(struct siwx_qp *qp, u32 stag, int right,
 				    u64 to, u64 len,
 				    enum siwx_access_fault *fault);
 void siwx_mr_put(struct siwx_mr *mr);
-struct page *siwx_mr_page(struct siwx_mr *mr, u64 to, unsigned int *off);
+bool siwx_mr_recheck(struct siwx_qp *qp, struct siwx_mr *mr, u32 stag,
+		     int right, u64 to, u64 len);
+
+/*
+ * The page holding tagged offset @to of @mr and the offset in it; NULL
+ * when @to lies outside the region or the MR has no pages. Inline: TX
+ * and RX call it for every page they copy.
+ */
+static inline struct page *siwx_mr_page(struct siwx_mr *mr, u64 to,
+					unsigned int *off)
+{
+	u64 rel;
+
+	if (mr->kind == SIWX_MR_DMA) {
+		void *va = (void *)(uintptr_t)to;
+
+		/* Only the linear map: what ib_dma_map_*() hands out here */
+		if (!virt_addr_valid(va))
+			return NULL;
+		*off = offset_in_page(va);
+		return virt_to_page(va);
+	}
+	if (!mr->pages || to < mr->iova || to - mr->iova >= mr->length)
+		return NULL;
+	rel = to - mr->iova + mr->first_offset;
+	*off = rel & ~PAGE_MASK;
+	return mr->pages[rel >> PAGE_SHIFT];
+}
+
 void siwx_mr_copy_to(struct siwx_mr *mr, u64 to, const u8 *data, u32 len,
 		     struct siwx_rx *rx);
 int siwx_mr_invalidate(struct siwx_qp *qp, u32 stag,

@@ -79,6 +79,30 @@ Plan ValidAtomic(const siwx_atomic_req& r, uint32_t word, std::string sent) {
     return p;
 }
 
+// A tagged message of two segments: @first (L clear), then @last, whose
+// DDP header the Terminate must echo. The receiver holds the MR of the
+// first segment for the second and must check the second all the same
+// (RFC 5041 section 7.2: each segment's STag, TO and length).
+Plan SecondSegmentRefused(const Bytes& first, const Bytes& last, bool crc_on, siwx_term cause,
+                          std::string sent) {
+    Bytes u = first;
+    u[0] &= uint8_t(~SIWX_DDP_L_FLAG);
+    Plan p = Echoing(last, crc_on, cause, std::move(sent));
+    p.fpdus.insert(p.fpdus.begin(), Frame(u, crc_on));
+    return p;
+}
+
+// The first segment of those messages: 8 octets to word 9, placed.
+constexpr uint32_t kFirstSegmentWord = 9;
+constexpr uint8_t kFirstSegmentOctet = 0x77;
+
+Plan PlacedFirst(Plan p) {
+    p.change = true;
+    p.word = kFirstSegmentWord;
+    p.value = 0x0101010101010101ull * kFirstSegmentOctet;
+    return p;
+}
+
 std::vector<Case> MakeCases() {
     std::vector<Case> c;
     // RFC 7306 section 8.2: alignment is checked by RDMAP; the error is
@@ -230,6 +254,28 @@ std::vector<Case> MakeCases() {
                                                    SIWX_DDP_T_INVALID_STAG),
                                     "RDMA Write 16 octets, STag without REMOTE_WRITE");
                  }});
+    c.push_back(
+        {"write-second-no-rights",
+         "RDMA Write of two segments, the second through the REMOTE_READ-only STag",
+         [](const Target& t, bool crc) {
+             return PlacedFirst(SecondSegmentRefused(
+                 TaggedUlpdu(SIWX_OP_WRITE, t.rkey, WordTo(t, kFirstSegmentWord),
+                             Bytes(8, kFirstSegmentOctet)),
+                 TaggedUlpdu(SIWX_OP_WRITE, t.ro_rkey, WordTo(t, 10), Bytes(8, 0x55)), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_INVALID_STAG),
+                 "RDMA Write 8 octets (L clear), then 8 octets through an STag "
+                 "without REMOTE_WRITE"));
+         }});
+    c.push_back(
+        {"write-second-oob", "RDMA Write of two segments, the second past the end of the region",
+         [](const Target& t, bool crc) {
+             return PlacedFirst(SecondSegmentRefused(
+                 TaggedUlpdu(SIWX_OP_WRITE, t.rkey, WordTo(t, kFirstSegmentWord),
+                             Bytes(8, kFirstSegmentOctet)),
+                 TaggedUlpdu(SIWX_OP_WRITE, t.rkey, t.addr + t.len - 8, Bytes(16, 0x55)), crc,
+                 siwx_term_make(SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_BASE_BOUNDS),
+                 "RDMA Write 8 octets (L clear), then 16 octets at end of region - 8"));
+         }});
     // RFC 5041 section 7.2 / RFC 5040 section 7.2: a TO + length that
     // wraps 2^64 (the kernel's bounds test must not wrap with it).
     c.push_back(
