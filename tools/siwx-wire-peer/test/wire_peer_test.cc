@@ -89,6 +89,8 @@ const std::map<std::string, Decision>& Decisions() {
         {"ddp-version", {Where::kParser}},
         {"ddp-version-tagged", {Where::kParser}},
         {"write-no-rights", {Where::kWriteFault, SIWX_FAULT_ACCESS_RIGHTS}},
+        {"write-second-no-rights", {Where::kWriteFault, SIWX_FAULT_ACCESS_RIGHTS}},
+        {"write-second-oob", {Where::kWriteFault, SIWX_FAULT_BOUNDS}},
         {"write-to-wrap", {Where::kWriteFault, SIWX_FAULT_TO_WRAP}},
         {"atomic-to-wrap", {Where::kAtomicFault, SIWX_FAULT_TO_WRAP}},
         {"read-bad-stag", {Where::kReadFault, SIWX_FAULT_INVALID_STAG}},
