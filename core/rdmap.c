@@ -9,7 +9,7 @@
  * 4 bytes of Terminate Control plus, optionally, the segment length and
  * the echoed DDP and RDMA headers (section 4.8).
  */
-static const struct siwx_opinfo opinfo[SIWX_OP_COUNT] = {
+const struct siwx_opinfo siwx_opinfo_table[SIWX_OP_COUNT] = {
 	[SIWX_OP_WRITE] = { .tagged = true },
 	[SIWX_OP_READ_REQ] = { .qn = SIWX_QN_READ, .hdr_only = true,
 			       .hdr_min = SIWX_READ_REQ_LEN,
@@ -35,11 +35,6 @@ static const struct siwx_opinfo opinfo[SIWX_OP_COUNT] = {
 				  .hdr_min = SIWX_ATOMIC_RESP_LEN,
 				  .hdr_max = SIWX_ATOMIC_RESP_LEN },
 };
-
-const struct siwx_opinfo *siwx_opinfo(u8 opcode)
-{
-	return opcode < SIWX_OP_COUNT ? &opinfo[opcode] : NULL;
-}
 
 size_t siwx_read_req_encode(const struct siwx_read_req *r, u8 *buf)
 {

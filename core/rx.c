@@ -4,9 +4,6 @@
 #include <siwx/proto/crc32c.h>
 #include <siwx/proto/rx.h>
 
-/* MPA length plus the DDP control octets: enough to size the headers. */
-#define RX_PEEK_LEN (SIWX_MPA_LEN_FIELD + SIWX_DDP_CTRL_LEN)
-
 void siwx_rx_init(struct siwx_rx *rx, bool crc_on)
 {
 	u32 qn;
@@ -14,7 +11,7 @@ void siwx_rx_init(struct siwx_rx *rx, bool crc_on)
 	memset(rx, 0, sizeof(*rx));
 	rx->crc_on = crc_on;
 	rx->state = SIWX_RXS_HDR;
-	rx->need = RX_PEEK_LEN;
+	rx->need = SIWX_RX_PEEK_LEN;
 	rx->crc = SIWX_CRC32C_INIT;
 	/* RFC 5041 section 5.1: the first MSN of every queue is 1. */
 	for (qn = 0; qn < SIWX_QN_COUNT; qn++)
@@ -43,7 +40,7 @@ static struct siwx_term ddp_untagged_err(u8 code)
 
 /*
  * Size the headers from the MPA length and the T flag and opcode, the
- * first RX_PEEK_LEN octets at @peek. Sets nothing when it fails.
+ * first SIWX_RX_PEEK_LEN octets at @peek. Sets nothing when it fails.
  */
 static bool rx_size_headers(struct siwx_rx *rx, const u8 *peek,
 			    struct siwx_term *err)
@@ -150,7 +147,10 @@ static bool rx_decode_segment(struct siwx_rx *rx, const u8 *hdr,
 	 * DDP header (RFC 5040 section 7.1 rule 2, figure 10), including
 	 * when the header itself is what is wrong.
 	 */
-	memcpy(s->raw, ddp, s->ddp_hdr_len);
+	if (s->ddp_hdr_len == SIWX_DDP_TAGGED_HDR_LEN)	/* constant: inline */
+		memcpy(s->raw, ddp, SIWX_DDP_TAGGED_HDR_LEN);
+	else
+		memcpy(s->raw, ddp, SIWX_DDP_UNTAGGED_HDR_LEN);
 	/*
 	 * Likewise a Read Request's own header, which a Terminate about it
 	 * echoes for RDMAP errors (rule 3), a bad RDMAP version included.
@@ -186,14 +186,6 @@ static bool rx_decode_segment(struct siwx_rx *rx, const u8 *hdr,
 	}
 	rx_advance_sequence(rx);
 	return true;
-}
-
-static void rx_next_fpdu(struct siwx_rx *rx)
-{
-	rx->state = SIWX_RXS_HDR;
-	rx->have = 0;
-	rx->need = RX_PEEK_LEN;
-	rx->crc = SIWX_CRC32C_INIT;
 }
 
 /* Gather header octets; returns octets used. */
@@ -241,13 +233,13 @@ static size_t rx_header(struct siwx_rx *rx, const u8 *buf, size_t len,
 	 * not gathered first. Otherwise they are gathered; a sizing that
 	 * failed here fails again there, on the same octets.
 	 */
-	if (!rx->have && len >= RX_PEEK_LEN && rx_size_headers(rx, buf, &err) &&
-	    len >= rx->need)
+	if (!rx->have && len >= SIWX_RX_PEEK_LEN &&
+	    rx_size_headers(rx, buf, &err) && len >= rx->need)
 		return rx_headers_whole(rx, buf, rx->need, ev);
 	used = rx_gather(rx, buf, len);
 	if (rx->have < rx->need)
 		return used;
-	if (rx->need == RX_PEEK_LEN) {
+	if (rx->need == SIWX_RX_PEEK_LEN) {
 		if (!rx_size_headers(rx, rx->hdr, &err))
 			return rx_fail(rx, err, used, ev);
 		if (rx->have < rx->need)
@@ -294,13 +286,7 @@ static size_t rx_trailer(struct siwx_rx *rx, const u8 *buf, size_t len,
 							  SIWX_LLP_CRC),
 				       n, ev);
 	}
-	/* RFC 5041 section 5.1: L set ends the message */
-	if (rx->seg.ddp.last)
-		rx->msg_octets = 0;
-	else if (rx->seg.payload_len < ~rx->msg_octets)	/* saturates */
-		rx->msg_octets += rx->seg.payload_len;
-	rx_next_fpdu(rx);
-	ev->type = SIWX_RX_SEGMENT_END;
+	siwx_rx_fpdu_end(rx, ev);
 	return n;
 }
 
@@ -329,15 +315,12 @@ u32 siwx_rx_message_octets(const struct siwx_rx *rx)
  */
 #define RX_PLACE_CHUNK 1024
 
-void siwx_rx_place(struct siwx_rx *rx, void *dst, const u8 *src, size_t n)
+void siwx_rx_place_crc(struct siwx_rx *rx, void *dst, const u8 *src,
+		       size_t n)
 {
 	u8 *to = (u8 *)dst;
 	size_t k;
 
-	if (!rx->crc_on || !rx->crc_deferred) {
-		memcpy(to, src, n);
-		return;
-	}
 	while (n) {
 		k = n < RX_PLACE_CHUNK ? n : RX_PLACE_CHUNK;
 		memcpy(to, src, k);

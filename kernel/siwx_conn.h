@@ -117,6 +117,18 @@ struct siwx_tx_pool {
 	struct delayed_work idle;	/* gives it all back once idle */
 };
 
+/*
+ * RX: where a tagged segment's next octet goes (siwx_rx_place.c): tagged
+ * offset @to, its page (NULL: look it up in the MR) and the octets left in
+ * that page from @off.
+ */
+struct siwx_rx_dst {
+	u64 to;
+	struct page *page;
+	unsigned int off;
+	unsigned int room;
+};
+
 struct siwx_conn {
 	struct kref ref;
 	struct mutex mutex;		/* CM setup vs close */
@@ -216,6 +228,7 @@ struct siwx_conn {
 	struct siwx_rx rx;
 	struct siwx_imm_len imm;
 	struct siwx_mr *rx_mr;		/* tagged target of this message */
+	struct siwx_rx_dst rx_dst;	/* where its next octet goes */
 	u32 rx_write_len;		/* octets of the Write so far */
 	bool rx_resp_done;		/* Read Response: message complete */
 	u64 rx_resp_cookie;

@@ -2,9 +2,9 @@
 /*
  * The RX engine. sk_data_ready runs tcp_read_sock (socket lock held, in
  * softirq or process context), or for the rest of a long message queues
- * rx_work, which does (rx_batch, below); the actor walks each skb with
- * skb_seq_read and feeds the chunks to the core's stream parser (MPA,
- * DDP and RDMAP headers, RFC 5044, 5041, 5040, 7306), then acts on its
+ * rx_work, which does (rx_batch, below); the actor walks each skb's
+ * head, pages and frag_list and feeds them to the core's stream parser
+ * (MPA, DDP and RDMAP headers, RFC 5044, 5041, 5040, 7306), then acts on its
  * events: SEGMENT finds the payload's target and PAYLOAD places it
  * (siwx_rx_place.c), SEGMENT_END completes the message
  * (siwx_rx_msg.c). Any error becomes the core's Terminate, sent by TX
@@ -62,31 +62,82 @@ static size_t siwx_rx_chunk(struct siwx_conn *conn, const u8 *p, size_t n)
 	return done;
 }
 
+/*
+ * Feed @len octets of @skb from @off to the parser where they lie: the
+ * linear head, each page of each frag (mapped for the moment), then the
+ * skbs on its frag_list. Returns the octets taken: fewer than @len only
+ * when RX stopped (a dead stream, or a message waiting for a receive).
+ * What skb_seq_read() does, without its state and a call per chunk.
+ */
+static size_t siwx_rx_skb(struct siwx_conn *conn, const struct sk_buff *skb,
+			  unsigned int off, size_t len)
+{
+	unsigned int head = skb_headlen(skb), p_off, p_len, copied;
+	struct sk_buff *frag_iter;
+	size_t done = 0, n, took;
+	struct page *p;
+	const u8 *va;
+	int i;
+
+	if (off < head) {
+		n = min_t(size_t, len, head - off);
+		done = siwx_rx_chunk(conn, skb->data + off, n);
+		if (done < n)
+			return done;
+		off = 0;
+	} else {
+		off -= head;
+	}
+	for (i = 0; i < skb_shinfo(skb)->nr_frags && done < len; i++) {
+		const skb_frag_t *f = &skb_shinfo(skb)->frags[i];
+
+		if (off >= skb_frag_size(f)) {
+			off -= skb_frag_size(f);
+			continue;
+		}
+		n = min_t(size_t, len - done, skb_frag_size(f) - off);
+		skb_frag_foreach_page(f, skb_frag_off(f) + off, n, p, p_off,
+				      p_len, copied) {
+			va = kmap_local_page(p);
+			took = siwx_rx_chunk(conn, va + p_off, p_len);
+			kunmap_local(va);
+			done += took;
+			if (took < p_len)
+				return done;
+		}
+		off = 0;
+	}
+	skb_walk_frags(skb, frag_iter) {
+		if (done == len)
+			break;
+		if (off >= frag_iter->len) {
+			off -= frag_iter->len;
+			continue;
+		}
+		n = min_t(size_t, len - done, frag_iter->len - off);
+		took = siwx_rx_skb(conn, frag_iter, off, n);
+		done += took;
+		if (took < n)
+			return done;
+		off = 0;
+	}
+	return done;
+}
+
 static int siwx_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			 unsigned int off, size_t len)
 {
 	struct siwx_conn *conn = desc->arg.data;
-	struct skb_seq_state st;
-	unsigned int done = 0, n;
-	const u8 *data;
+	size_t done;
 
 	if (conn->rx_dead)
 		return len;
 	/* tcp_read_sock() stops at 0, leaving the rest for later */
 	if (unlikely(conn->rx_wait))
 		return 0;
-	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((n = skb_seq_read(done, &data, &st)) != 0) {
-		done += siwx_rx_chunk(conn, data, n);
-		if (conn->rx_dead) {
-			skb_abort_seq_read(&st);
-			break;
-		}
-		if (unlikely(conn->rx_wait)) {
-			skb_abort_seq_read(&st);
-			return done;
-		}
-	}
+	done = siwx_rx_skb(conn, skb, off, len);
+	if (unlikely(conn->rx_wait) && !conn->rx_dead)
+		return done;
 	return len;
 }
 

@@ -24,6 +24,7 @@ static void siwx_rx_tagged_target(struct siwx_conn *conn, int access)
 	enum siwx_access_fault fault;
 	struct siwx_mr *mr = conn->rx_mr;
 
+	conn->rx_dst.page = NULL;
 	/* A segment that places nothing names no STag to check */
 	if (!siwx_ddp_tagged_needs_stag(seg->payload_len))
 		return;
@@ -162,6 +163,42 @@ static int siwx_rx_place_untagged(struct siwx_conn *conn, u32 mo,
 }
 
 /*
+ * A tagged slice at offset @to of the segment's MR, whose bounds
+ * siwx_rx_tagged_target() checked for the whole segment. Slices follow
+ * one another, so the page the last one ended in is where the next one
+ * starts: looked up once per page, not once per slice.
+ */
+static void siwx_rx_place_tagged(struct siwx_conn *conn, u64 to,
+				 const u8 *data, u32 len)
+{
+	struct siwx_rx_dst *dst = &conn->rx_dst;
+	void *va;
+	u32 n;
+
+	while (len) {
+		if (!dst->page || dst->to != to || !dst->room) {
+			dst->page = siwx_mr_page(conn->rx_mr, to, &dst->off);
+			if (!dst->page) {
+				siwx_rx_skip(&conn->rx, data, len);
+				return;
+			}
+			dst->room = PAGE_SIZE - dst->off;
+			dst->to = to;
+		}
+		n = min(len, dst->room);
+		va = kmap_local_page(dst->page);
+		siwx_rx_place(&conn->rx, va + dst->off, data, n);
+		kunmap_local(va);
+		dst->to += n;
+		dst->off += n;
+		dst->room -= n;
+		to += n;
+		data += n;
+		len -= n;
+	}
+}
+
+/*
  * A slice of payload, placed where its segment's target says. Each
  * octet also goes into the MPA CRC (the parser left that to us,
  * siwx_rx_defer_crc()) in the same pass that places it; octets with no
@@ -174,8 +211,8 @@ void siwx_rx_payload(struct siwx_conn *conn, const struct siwx_rx_event *ev)
 	int placed = 0;
 
 	if (seg->ddp.tagged && conn->rx_mr) {
-		siwx_mr_copy_to(conn->rx_mr, seg->ddp.to + ev->offset,
-				ev->data, len, &conn->rx);
+		siwx_rx_place_tagged(conn, seg->ddp.to + ev->offset, ev->data,
+				     len);
 		placed = len;
 	} else if (!seg->ddp.tagged && conn->rqe.held) {
 		placed = siwx_rx_place_untagged(conn, seg->ddp.mo + ev->offset,

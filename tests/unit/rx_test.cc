@@ -193,12 +193,18 @@ TEST(RxErrors, CrcMismatchInPayloadPadOrCrc) {
     for (size_t pos : {good.size() - 1, good.size() - 5, good.size() - 6, size_t(20)}) {
         Bytes bad = good;
         bad[pos] ^= 0x01;
-        // Whole (headers and trailer checked where they lie) and gathered
+        // Whole (headers and trailer checked where they lie) and gathered;
+        // by the parser and, the trailer checked inline, by the fast feed
+        // while the caller folds the payload.
         for (size_t chunk : {size_t(0), size_t(1), size_t(3), size_t(21)}) {
-            RxRecord rec = ParseStream(bad, chunk);
-            EXPECT_TRUE(rec.error) << pos << " " << chunk;
-            EXPECT_EQ(rec.term, kLlpCrc) << pos << " " << chunk;
-            EXPECT_EQ(rec.segment_ends, 0) << pos << " " << chunk;
+            for (RxCrc crc : {RxCrc::kParser, RxCrc::kPlaceAndSkip}) {
+                for (RxFeed feed : {RxFeed::kFast, RxFeed::kPlain}) {
+                    RxRecord rec = ParseStream(bad, chunk, true, crc, feed);
+                    EXPECT_TRUE(rec.error) << pos << " " << chunk;
+                    EXPECT_EQ(rec.term, kLlpCrc) << pos << " " << chunk;
+                    EXPECT_EQ(rec.segment_ends, 0) << pos << " " << chunk;
+                }
+            }
         }
     }
 }

@@ -56,8 +56,16 @@ struct siwx_opinfo {
 	bool invalidate;	/* carries an Invalidate STag */
 };
 
-/* NULL for an opcode that RFC 5040 and RFC 7306 do not define. */
-const struct siwx_opinfo *siwx_opinfo(u8 opcode);
+extern const struct siwx_opinfo siwx_opinfo_table[SIWX_OP_COUNT];
+
+/*
+ * NULL for an opcode that RFC 5040 and RFC 7306 do not define. Inline:
+ * the receiver sizes and decodes every FPDU's headers with it.
+ */
+static inline const struct siwx_opinfo *siwx_opinfo(u8 opcode)
+{
+	return opcode < SIWX_OP_COUNT ? &siwx_opinfo_table[opcode] : NULL;
+}
 
 #define SIWX_READ_REQ_LEN 28
 

@@ -30,12 +30,17 @@
 #ifndef SIWX_PROTO_RX_H
 #define SIWX_PROTO_RX_H
 
+#include "bytes.h"
+#include "crc32c.h"
 #include "ddp.h"
 #include "mpa.h"
 #include "rdmap.h"
 #include "rfc7306.h"
 #include "term.h"
 #include "types.h"
+
+/* MPA length plus the DDP control octets: enough to size the headers. */
+#define SIWX_RX_PEEK_LEN (SIWX_MPA_LEN_FIELD + SIWX_DDP_CTRL_LEN)
 
 #define SIWX_RX_HDR_MAX (SIWX_MPA_LEN_FIELD + SIWX_DDP_UNTAGGED_HDR_LEN + \
 			 SIWX_TERM_MAX_LEN)
@@ -131,18 +136,52 @@ static inline size_t siwx_rx_slice(struct siwx_rx *rx, const u8 *buf,
 }
 
 /*
+ * The parser's own: the FPDU's PAD and CRC passed (RFC 5044 section 7.1),
+ * the segment is intact; on to the next FPDU.
+ */
+static inline void siwx_rx_fpdu_end(struct siwx_rx *rx,
+				    struct siwx_rx_event *ev)
+{
+	/* RFC 5041 section 5.1: L set ends the message */
+	if (rx->seg.ddp.last)
+		rx->msg_octets = 0;
+	else if (rx->seg.payload_len < ~rx->msg_octets)	/* saturates */
+		rx->msg_octets += rx->seg.payload_len;
+	rx->state = SIWX_RXS_HDR;
+	rx->have = 0;
+	rx->need = SIWX_RX_PEEK_LEN;
+	rx->crc = SIWX_CRC32C_INIT;
+	ev->type = SIWX_RX_SEGMENT_END;
+}
+
+/*
  * siwx_rx_feed() as a receiver's loop calls it: a PAYLOAD slice, half the
  * events of a long message (a TCP segment's payload often comes in two
  * chunks), is cut here inline when the caller folds the CRC or there is
- * none; anything else goes to siwx_rx_feed().
+ * none; so is a PAD and CRC that lies whole at @buf, a quarter of them.
+ * Anything else goes to siwx_rx_feed(), a CRC that does not match too:
+ * it checks the same octets again and fails the stream.
  */
 static inline size_t siwx_rx_feed_fast(struct siwx_rx *rx, const u8 *buf,
 				       size_t len, struct siwx_rx_event *ev)
 {
-	if (rx->state != SIWX_RXS_PAYLOAD || !len ||
-	    (rx->crc_on && !rx->crc_deferred))
+	u32 pad, whole;
+
+	if (!len || (rx->crc_on && !rx->crc_deferred))
 		return siwx_rx_feed(rx, buf, len, ev);
-	return siwx_rx_slice(rx, buf, len, ev);
+	if (rx->state == SIWX_RXS_PAYLOAD)
+		return siwx_rx_slice(rx, buf, len, ev);
+	if (rx->state != SIWX_RXS_TRAILER || rx->have)
+		return siwx_rx_feed(rx, buf, len, ev);
+	pad = siwx_mpa_pad(rx->seg.ulpdu_len);
+	whole = pad + SIWX_MPA_CRC_LEN;
+	if (len < whole ||
+	    (rx->crc_on &&
+	     siwx_crc32c_final(siwx_crc32c(rx->crc, buf, pad)) !=
+	     siwx_get_le32(buf + pad)))
+		return siwx_rx_feed(rx, buf, len, ev);
+	siwx_rx_fpdu_end(rx, ev);
+	return whole;
 }
 
 /*
@@ -159,8 +198,22 @@ u32 siwx_rx_message_octets(const struct siwx_rx *rx);
 /* From now on the caller folds PAYLOAD slices into the CRC (see above). */
 void siwx_rx_defer_crc(struct siwx_rx *rx);
 
-/* Copy @n octets of a PAYLOAD slice to @dst, in the CRC as they pass. */
-void siwx_rx_place(struct siwx_rx *rx, void *dst, const u8 *src, size_t n);
+/* siwx_rx_place() with the CRC to fold: copy and CRC in one pass */
+void siwx_rx_place_crc(struct siwx_rx *rx, void *dst, const u8 *src,
+		       size_t n);
+
+/*
+ * Copy @n octets of a PAYLOAD slice to @dst, in the CRC as they pass.
+ * Inline: without a CRC to fold it is a copy and no call more.
+ */
+static inline void siwx_rx_place(struct siwx_rx *rx, void *dst,
+				 const u8 *src, size_t n)
+{
+	if (rx->crc_on && rx->crc_deferred)
+		siwx_rx_place_crc(rx, dst, src, n);
+	else
+		memcpy(dst, src, n);
+}
 
 /* @n octets of a PAYLOAD slice that are not placed: the CRC only. */
 void siwx_rx_skip(struct siwx_rx *rx, const u8 *src, size_t n);
