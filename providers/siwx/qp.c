@@ -2,13 +2,12 @@
 /*
  * Queue pairs: creation (mapping the SQ and RQ rings), the control verbs
  * that go to the kernel, and the data path, which writes ring elements
- * and rings the doorbell only when the kernel's TX engine is idle.
+ * and leaves the doorbells to doorbell.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "siwx.h"
 
@@ -63,30 +62,6 @@ static int siwx_qp_map(struct siwx_qp *qp, struct ibv_context *ctx,
 	siwx_ring_init(&qp->rq, qp->rq_map, drv->num_rqe,
 		       sizeof(struct siwx_rqe));
 	return 0;
-}
-
-/* The doorbells are a POST_SEND or POST_RECV without work requests. */
-static void siwx_qp_init_doorbell(struct siwx_qp *qp)
-{
-	struct ibvp_cmd_post_send *db = &qp->db_cmd;
-	struct ibvp_cmd_post_recv *rdb = &qp->rdb_cmd;
-
-	db->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	db->hdr.in_words = sizeof(*db) / 4;
-	db->hdr.out_words = sizeof(qp->db_resp) / 4;
-	db->core.response = (uintptr_t)&qp->db_resp;
-	db->core.qp_handle = qp->vqp.qp.handle;
-	db->core.wr_count = 0;
-	db->core.sge_count = 0;
-	/* uverbs insists on a plausible WR size even for zero WRs */
-	db->core.wqe_size = sizeof(struct ib_uverbs_send_wr);
-
-	rdb->hdr.command = IB_USER_VERBS_CMD_POST_RECV;
-	rdb->hdr.in_words = sizeof(*rdb) / 4;
-	rdb->hdr.out_words = sizeof(qp->rdb_resp) / 4;
-	rdb->core.response = (uintptr_t)&qp->rdb_resp;
-	rdb->core.qp_handle = qp->vqp.qp.handle;
-	rdb->core.wqe_size = sizeof(struct ib_uverbs_recv_wr);
 }
 
 static int siwx_check_qp_attr(const struct ibv_qp_init_attr_ex *attr)
@@ -227,21 +202,6 @@ int siwx_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* Call with sq_lock held, after publishing. */
-void siwx_sq_doorbell(struct siwx_qp *qp)
-{
-	ssize_t n;
-
-	if (!siwx_sq_doorbell_needed(qp->sq_ctrl))
-		return;
-	/*
-	 * A failed doorbell cannot be reported per WR any more (they are
-	 * published); the kernel's next idle re-check still finds them.
-	 */
-	n = write(qp->vqp.qp.context->cmd_fd, &qp->db_cmd, sizeof(qp->db_cmd));
-	(void)n;
-}
-
 int siwx_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
@@ -309,7 +269,6 @@ int siwx_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct siwx_qp *qp = to_sqp(ibqp);
-	ssize_t n;
 	int rv;
 
 	if (qp->srq) {
@@ -319,11 +278,6 @@ int siwx_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 	rv = siwx_ring_recv(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
 			    bad_wr);
-	if (siwx_rq_doorbell_needed(qp->sq_ctrl)) {
-		/* The QP is gone: the kernel flushes what we just posted */
-		n = write(ibqp->context->cmd_fd, &qp->rdb_cmd,
-			  sizeof(qp->rdb_cmd));
-		(void)n;
-	}
+	siwx_rq_doorbell(qp);
 	return rv;
 }

@@ -168,7 +168,11 @@ int siwx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int siwx_ring_recv(struct siwx_ring *ring, pthread_spinlock_t *lock,
 		   uint32_t max_sge, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+
+/* doorbell.c */
+void siwx_qp_init_doorbell(struct siwx_qp *qp);
 void siwx_sq_doorbell(struct siwx_qp *qp);
+void siwx_rq_doorbell(struct siwx_qp *qp);
 
 /* qp_ex.c */
 void siwx_qp_ex_init(struct siwx_qp *qp);
