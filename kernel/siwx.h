@@ -451,6 +451,7 @@ void siwx_wq_exit(void);
 
 /* siwx_crc32c.c */
 int siwx_crc32c_init(void);
+void siwx_crc32c_exit(void);
 
 /* siwx_objects.c: module-wide counts of our own objects (debugfs) */
 struct siwx_objects {

@@ -302,4 +302,80 @@ static int prefix##_sg_from_iter(struct sock *sk, struct sk_buff *skb,	\
 }
 #endif
 
+/*
+ * crc32c(): up to 6.13 it is libcrc32c's, which wraps the crypto API's
+ * "crc32c" hash and takes an unsigned int length (the probe: the CRC
+ * library's own, sid's, takes a size_t). Each call first zeroes a
+ * descriptor of HASH_MAX_DESCSIZE, about 390 octets, on the stack (Debian
+ * builds with INIT_STACK_ALL_ZERO), and MPA makes two or three calls per
+ * FPDU at each end. There siwx holds the hash itself and updates it
+ * through a descriptor of the size it needs. Where crc32c() is the CRC
+ * library's, siwx calls it as it is.
+ */
+#ifdef SIWX_HAVE_LIBCRC32C
+#include <crypto/hash.h>
+
+/* The largest hash state taken: crc32c's is its 32-bit register */
+#define SIWX_COMPAT_CRC32C_STATE 8
+
+struct siwx_compat_crc32c {
+	struct crypto_shash *tfm;
+};
+
+static inline int siwx_compat_crc32c_get(struct siwx_compat_crc32c *c)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash("crc32c", 0, 0);
+
+	if (IS_ERR(tfm))
+		return PTR_ERR(tfm);
+	if (crypto_shash_descsize(tfm) > SIWX_COMPAT_CRC32C_STATE) {
+		crypto_free_shash(tfm);
+		return -EINVAL;
+	}
+	c->tfm = tfm;
+	return 0;
+}
+
+static inline void siwx_compat_crc32c_put(struct siwx_compat_crc32c *c)
+{
+	crypto_free_shash(c->tfm);
+}
+
+/* crc32c()'s raw register in and out, as libcrc32c's own */
+static inline u32 siwx_compat_crc32c(const struct siwx_compat_crc32c *c,
+				     u32 crc, const void *buf, size_t len)
+{
+	char raw[sizeof(struct shash_desc) + SIWX_COMPAT_CRC32C_STATE]
+		__aligned(__alignof__(struct shash_desc));
+	struct shash_desc *desc = (struct shash_desc *)raw;
+	u32 *state = shash_desc_ctx(desc);
+
+	desc->tfm = c->tfm;
+	*state = crc;
+	/* crc32c's update cannot fail (libcrc32c BUG()s if it did) */
+	crypto_shash_update(desc, buf, len);
+	return *state;
+}
+#else
+#include <linux/crc32c.h>
+
+struct siwx_compat_crc32c {
+};
+
+static inline int siwx_compat_crc32c_get(struct siwx_compat_crc32c *c)
+{
+	return 0;
+}
+
+static inline void siwx_compat_crc32c_put(struct siwx_compat_crc32c *c)
+{
+}
+
+static inline u32 siwx_compat_crc32c(const struct siwx_compat_crc32c *c,
+				     u32 crc, const void *buf, size_t len)
+{
+	return crc32c(crc, buf, len);
+}
+#endif
+
 #endif /* SIWX_COMPAT_H */

@@ -5,8 +5,10 @@
  * target kernel's flags and -Werror, and defines SIWX_HAVE_<NAME> for the
  * module's build when it compiles. Each probe takes the address of the
  * kernel's function or op with the newer type, so an older kernel's type
- * is a type mismatch, an error.
+ * is a type mismatch, an error. LIBCRC32C, the one probe of an older
+ * API, takes crc32c()'s address with the older type.
  */
+#include <linux/crc32c.h>
 #include <linux/net.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
@@ -81,4 +83,10 @@ const struct ubuf_info_ops siwx_probe_ubuf_ops = {
 #ifdef SIWX_PROBE_IB_ACCESS_FLUSH
 const int siwx_probe_access_flush = IB_ACCESS_FLUSH_GLOBAL |
 				    IB_ACCESS_FLUSH_PERSISTENT;
+#endif
+
+/* The one probe of an older API: crc32c() with an unsigned int length */
+#ifdef SIWX_PROBE_LIBCRC32C
+u32 (*const siwx_probe_crc32c)(u32 crc, const void *address,
+			       unsigned int length) = crc32c;
 #endif

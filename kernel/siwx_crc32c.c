@@ -10,7 +10,6 @@
  * octet twice, once at each end. Both codes update the same raw register,
  * so the parameter may change while an FPDU is half checksummed.
  */
-#include <linux/crc32c.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/module.h>
@@ -19,6 +18,7 @@
 #include <siwx/proto/crc32c.h>
 
 #include "siwx.h"
+#include "siwx_compat.h"
 
 enum {
 	SIWX_CRC32C_MEASURE = -1,
@@ -31,17 +31,20 @@ module_param_named(crc32c_impl, siwx_crc32c_impl, int, 0644);
 MODULE_PARM_DESC(crc32c_impl,
 		 "MPA CRC32c code: -1 the faster (default), 0 the kernel's, 1 siwx's table");
 
+/* The kernel's crc32c, held from load to unload (siwx_compat.h) */
+static struct siwx_compat_crc32c siwx_crc32c_hash;
+
 static u32 siwx_crc32c_kernel(u32 crc, const void *buf, size_t len)
 {
-	return crc32c(crc, buf, len);
+	return siwx_compat_crc32c(&siwx_crc32c_hash, crc, buf, len);
 }
 
 /*
  * Below this many octets the table code costs fewer instructions than the
- * kernel's crc32c() even where the CPU has CRC32: up to Linux 6.13 that
- * goes through libcrc32c, which sets up a hash descriptor on the stack
- * (zeroed, with Debian's INIT_STACK_ALL_ZERO) before its first octet, and
- * MPA checksums an FPDU's header, payload and pad (often none) apart.
+ * kernel's crc32c even where the CPU has CRC32: up to Linux 6.13 that is
+ * the crypto API's hash, a descriptor to set up and two indirect calls
+ * before the first octet, and MPA checksums an FPDU's header, payload and
+ * pad (often none) apart.
  */
 #define SIWX_CRC32C_SMALL 32
 
@@ -90,17 +93,28 @@ int __init siwx_crc32c_init(void)
 	u8 *buf;
 	size_t i;
 
+	int rv;
+
 	siwx_crc32c_sw_init();
+	rv = siwx_compat_crc32c_get(&siwx_crc32c_hash);
+	if (rv) {
+		pr_err("siwx: the kernel's crc32c hash is missing (%d): is module crc32c_generic installed?\n",
+		       rv);
+		return rv;
+	}
 	if (!siwx_crc32c_check(siwx_crc32c_kernel) ||
 	    !siwx_crc32c_check(siwx_crc32c_sw)) {
 		pr_err("siwx: crc32c self-test failed\n");
+		siwx_crc32c_exit();
 		return -ENODEV;
 	}
 	if (siwx_crc32c_impl != SIWX_CRC32C_MEASURE)
 		return 0;
 	buf = kmalloc(len, GFP_KERNEL);
-	if (!buf)
+	if (!buf) {
+		siwx_crc32c_exit();
 		return -ENOMEM;
+	}
 	for (i = 0; i < len; i++)
 		buf[i] = (u8)(i * 131 + 7);
 	t_kernel = siwx_crc32c_time(siwx_crc32c_kernel, buf, len);
@@ -113,4 +127,9 @@ int __init siwx_crc32c_init(void)
 		div64_u64(16 * len * 1000, t_kernel),
 		div64_u64(16 * len * 1000, t_table));
 	return 0;
+}
+
+void siwx_crc32c_exit(void)
+{
+	siwx_compat_crc32c_put(&siwx_crc32c_hash);
 }

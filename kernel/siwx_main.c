@@ -90,16 +90,20 @@ static int __init siwx_init(void)
 		return rv;
 	rv = siwx_wq_init();
 	if (rv)
-		return rv;
+		goto out_crc32c;
 	rv = register_netdevice_notifier(&siwx_netdev_nb);
-	if (rv) {
-		siwx_wq_exit();
-		return rv;
-	}
+	if (rv)
+		goto out_wq;
 	siwx_objects_init();
 	rdma_link_register(&siwx_link_ops);
 	pr_info("siwx: loaded (rdma link type siwx)\n");
 	return 0;
+
+out_wq:
+	siwx_wq_exit();
+out_crc32c:
+	siwx_crc32c_exit();
+	return rv;
 }
 
 static void __exit siwx_exit(void)
@@ -116,6 +120,7 @@ static void __exit siwx_exit(void)
 	siwx_zc_exit();
 	siwx_wq_exit();
 	siwx_objects_exit();
+	siwx_crc32c_exit();
 }
 
 module_init(siwx_init);
