@@ -41,24 +41,16 @@ bool siwx_ddp_decode(const u8 *buf, size_t len, struct siwx_ddp_hdr *h,
 {
 	const struct siwx_opinfo *op;
 
-	memset(h, 0, sizeof(*h));
-	h->tagged = buf[0] & SIWX_DDP_T_FLAG;
-	h->last = buf[0] & SIWX_DDP_L_FLAG;
-	h->opcode = buf[1] & 0xf;
-	if (len < siwx_ddp_hdr_len(h->tagged)) {
+	if (len < siwx_ddp_hdr_len(buf[0] & SIWX_DDP_T_FLAG)) {
+		memset(h, 0, sizeof(*h));
+		h->tagged = buf[0] & SIWX_DDP_T_FLAG;
+		h->last = buf[0] & SIWX_DDP_L_FLAG;
+		h->opcode = buf[1] & 0xf;
 		*err = siwx_term_make(SIWX_LAYER_LLP, SIWX_LLP_ETYPE_MPA,
 				      SIWX_LLP_LENGTH_MISMATCH);
 		return false;
 	}
-	if (h->tagged) {
-		h->stag = siwx_get_be32(buf + 2);
-		h->to = siwx_get_be64(buf + 6);
-	} else {
-		h->inval_stag = siwx_get_be32(buf + 2);
-		h->qn = siwx_get_be32(buf + 6);
-		h->msn = siwx_get_be32(buf + 10);
-		h->mo = siwx_get_be32(buf + 14);
-	}
+	siwx_ddp_fields(buf, h);
 
 	/* RFC 5041 section 7.2: the DDP version comes first. */
 	if ((buf[0] & SIWX_DDP_DV_MASK) != SIWX_DDP_VERSION) {

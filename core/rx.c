@@ -200,6 +200,18 @@ static size_t rx_gather(struct siwx_rx *rx, const u8 *buf, size_t len)
 	return n;
 }
 
+/* The segment's headers, rx->need octets at @hdr, passed: on to its payload */
+static void rx_headers_passed(struct siwx_rx *rx, const u8 *hdr,
+			      struct siwx_rx_event *ev)
+{
+	if (rx->crc_on)
+		rx->crc = siwx_crc32c(rx->crc, hdr, rx->need);
+	rx->payload_done = 0;
+	rx->have = 0;
+	rx->state = rx->seg.payload_len ? SIWX_RXS_PAYLOAD : SIWX_RXS_TRAILER;
+	ev->type = SIWX_RX_SEGMENT;
+}
+
 /*
  * The headers, rx->need octets at @hdr, are all here: decode them and go
  * on to the payload. Returns @used; may set an event.
@@ -211,13 +223,75 @@ static size_t rx_headers_whole(struct siwx_rx *rx, const u8 *hdr, size_t used,
 
 	if (!rx_decode_segment(rx, hdr, &err))
 		return rx_fail(rx, err, used, ev);
-	if (rx->crc_on)
-		rx->crc = siwx_crc32c(rx->crc, hdr, rx->need);
-	rx->payload_done = 0;
-	rx->have = 0;
-	rx->state = rx->seg.payload_len ? SIWX_RXS_PAYLOAD : SIWX_RXS_TRAILER;
-	ev->type = SIWX_RX_SEGMENT;
+	rx_headers_passed(rx, hdr, ev);
 	return used;
+}
+
+/*
+ * The headers of a data segment (RDMA Write, Read Response, Send: RFC
+ * 5040 section 4) lying whole at @buf, nothing gathered: nearly every
+ * FPDU. Decoded in one pass, with the checks rx_size_headers() and
+ * rx_decode_segment() make of such a segment; when one fails, or the
+ * segment is of another kind (header-only), this changes nothing of the
+ * parser's state and returns 0, and siwx_rx_feed() takes the same octets
+ * and says what is wrong. Else returns the octets used.
+ */
+static size_t rx_data_headers(struct siwx_rx *rx, const u8 *buf, size_t len,
+			      struct siwx_rx_event *ev)
+{
+	const u8 *ddp = buf + SIWX_MPA_LEN_FIELD;
+	struct siwx_rx_seg *s = &rx->seg;
+	const struct siwx_opinfo *op;
+	u32 ulpdu, hdr_len, qn;
+	bool tagged;
+
+	if (len < SIWX_RX_PEEK_LEN)
+		return 0;
+	tagged = ddp[0] & SIWX_DDP_T_FLAG;
+	hdr_len = (u32)siwx_ddp_hdr_len(tagged);
+	ulpdu = siwx_get_be16(buf);
+	op = siwx_opinfo(ddp[1] & 0xf);
+	/* RFC 5041 section 7.2, RFC 5040 section 7.2: versions, opcode, T */
+	if (len < SIWX_MPA_LEN_FIELD + hdr_len || ulpdu < hdr_len || !op ||
+	    op->hdr_only || op->tagged != tagged ||
+	    (ddp[0] & SIWX_DDP_DV_MASK) != SIWX_DDP_VERSION ||
+	    ddp[1] >> 6 != SIWX_RDMAP_VERSION)
+		return 0;
+	/* RFC 5041 section 5: the opcode's queue, its MSN and MO in order */
+	if (!tagged) {
+		qn = siwx_get_be32(ddp + 6);
+		if (qn != op->qn ||
+		    siwx_get_be32(ddp + 10) != rx->expect_msn[qn] ||
+		    siwx_get_be32(ddp + 14) != rx->expect_mo[qn])
+			return 0;
+	}
+	/* What rx_decode_segment() keeps for a Terminate's echo */
+	if (tagged)
+		memcpy(s->raw, ddp, SIWX_DDP_TAGGED_HDR_LEN);
+	else
+		memcpy(s->raw, ddp, SIWX_DDP_UNTAGGED_HDR_LEN);
+	memset(&s->u.read, 0, sizeof(s->u.read));
+	siwx_ddp_fields(ddp, &s->ddp);
+	s->op = op;
+	s->ulpdu_len = (u16)ulpdu;
+	s->ddp_hdr_len = hdr_len;
+	s->rdmap_hdr_len = 0;
+	s->payload_len = ulpdu - hdr_len;
+	rx_advance_sequence(rx);
+	rx->need = SIWX_MPA_LEN_FIELD + hdr_len;
+	ev->data = NULL;
+	ev->len = 0;
+	ev->offset = 0;
+	rx_headers_passed(rx, buf, ev);
+	return rx->need;
+}
+
+size_t siwx_rx_feed_headers(struct siwx_rx *rx, const u8 *buf, size_t len,
+			    struct siwx_rx_event *ev)
+{
+	size_t used = rx_data_headers(rx, buf, len, ev);
+
+	return used ? used : siwx_rx_feed(rx, buf, len, ev);
 }
 
 /* Headers: size, gather, decode. Returns octets used; may set an event. */

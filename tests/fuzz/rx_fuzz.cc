@@ -3,7 +3,8 @@
 //
 // Input: one control octet (bit 0: CRC on; bits 1-7: chunk size - 1), then
 // the TCP byte stream. Besides "no crash, no sanitizer report", it checks
-// the parser's contract: payload slices lie inside the input, arrive in
+// that the receiver's entry (siwx_rx_feed_fast()) steps exactly as the plain
+// parser does, and the parser's contract: payload slices lie inside the input, arrive in
 // order and never exceed the segment, and every accepted header re-encodes
 // to the octets it was decoded from (reserved bits aside).
 #include <cstdint>
@@ -33,9 +34,34 @@ void CheckReencodes(const siwx_rx_seg& seg) {
     Check(std::memcmp(again + 2, seg.raw + 2, n - 2) == 0);
 }
 
+// The receiver's entry and the plain parser, fed alike, step alike.
+void CheckSameStep(const siwx_rx& fast, const siwx_rx& plain, size_t fast_used, size_t plain_used,
+                   const siwx_rx_event& a, const siwx_rx_event& b) {
+    Check(fast_used == plain_used && a.type == b.type);
+    if (a.type == SIWX_RX_PAYLOAD)
+        Check(a.data == b.data && a.len == b.len && a.offset == b.offset);
+    Check(fast.state == plain.state);
+    if (a.type == SIWX_RX_ERROR) Check(siwx_term_eq(fast.term, plain.term));
+    if (a.type != SIWX_RX_SEGMENT) return;
+    const siwx_rx_seg& x = fast.seg;
+    const siwx_rx_seg& y = plain.seg;
+    Check(x.op == y.op && x.ulpdu_len == y.ulpdu_len && x.payload_len == y.payload_len);
+    Check(x.ddp_hdr_len == y.ddp_hdr_len && x.rdmap_hdr_len == y.rdmap_hdr_len);
+    Check(std::memcmp(x.raw, y.raw, x.ddp_hdr_len) == 0);
+    Check(x.ddp.opcode == y.ddp.opcode && x.ddp.tagged == y.ddp.tagged &&
+          x.ddp.last == y.ddp.last && x.ddp.stag == y.ddp.stag && x.ddp.to == y.ddp.to &&
+          x.ddp.inval_stag == y.ddp.inval_stag && x.ddp.qn == y.ddp.qn && x.ddp.msn == y.ddp.msn &&
+          x.ddp.mo == y.ddp.mo);
+}
+
 void FuzzStream(const uint8_t* data, size_t size, bool crc_on, size_t chunk) {
+    // The kernel's way: the caller folds the payload into the CRC
     siwx_rx rx;
+    siwx_rx plain;
     siwx_rx_init(&rx, crc_on);
+    siwx_rx_init(&plain, crc_on);
+    siwx_rx_defer_crc(&rx);
+    siwx_rx_defer_crc(&plain);
     bool in_segment = false;
     uint32_t payload_seen = 0;
     for (size_t pos = 0; pos < size;) {
@@ -44,8 +70,15 @@ void FuzzStream(const uint8_t* data, size_t size, bool crc_on, size_t chunk) {
         size_t left = n;
         while (left > 0) {
             siwx_rx_event ev;
+            siwx_rx_event plain_ev;
             size_t used = siwx_rx_feed_fast(&rx, p, left, &ev);
+            size_t plain_used = siwx_rx_feed(&plain, p, left, &plain_ev);
+            CheckSameStep(rx, plain, used, plain_used, ev, plain_ev);
             Check(used <= left);
+            if (ev.type == SIWX_RX_PAYLOAD) {
+                siwx_rx_skip(&rx, ev.data, ev.len);
+                siwx_rx_skip(&plain, ev.data, ev.len);
+            }
             switch (ev.type) {
                 case SIWX_RX_SEGMENT:
                     Check(!in_segment);

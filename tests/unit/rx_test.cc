@@ -102,6 +102,84 @@ TEST(RxParse, FastFeedGivesTheSameEvents) {
     }
 }
 
+// Two decoded segments alike, field by field (a Terminate echoes raw).
+void ExpectSameSegment(const siwx_rx_seg& a, const siwx_rx_seg& b, size_t chunk) {
+    EXPECT_EQ(a.op, b.op) << chunk;
+    EXPECT_EQ(a.ulpdu_len, b.ulpdu_len) << chunk;
+    EXPECT_EQ(a.payload_len, b.payload_len) << chunk;
+    EXPECT_EQ(a.ddp_hdr_len, b.ddp_hdr_len) << chunk;
+    EXPECT_EQ(a.rdmap_hdr_len, b.rdmap_hdr_len) << chunk;
+    EXPECT_EQ(a.ddp.opcode, b.ddp.opcode) << chunk;
+    EXPECT_EQ(a.ddp.tagged, b.ddp.tagged) << chunk;
+    EXPECT_EQ(a.ddp.last, b.ddp.last) << chunk;
+    EXPECT_EQ(a.ddp.stag, b.ddp.stag) << chunk;
+    EXPECT_EQ(a.ddp.to, b.ddp.to) << chunk;
+    EXPECT_EQ(a.ddp.inval_stag, b.ddp.inval_stag) << chunk;
+    EXPECT_EQ(a.ddp.qn, b.ddp.qn) << chunk;
+    EXPECT_EQ(a.ddp.msn, b.ddp.msn) << chunk;
+    EXPECT_EQ(a.ddp.mo, b.ddp.mo) << chunk;
+    EXPECT_EQ(Bytes(a.raw, a.raw + a.ddp_hdr_len), Bytes(b.raw, b.raw + b.ddp_hdr_len)) << chunk;
+    EXPECT_EQ(a.u.read.sink_stag, b.u.read.sink_stag) << chunk;
+    EXPECT_EQ(a.u.read.src_to, b.u.read.src_to) << chunk;
+}
+
+// A data segment's headers lying whole in a chunk are decoded in one pass
+// (siwx_rx_feed_headers()): the same segments as the plain parser's, and
+// each malformed header refused with the same Terminate, however cut.
+TEST(RxParse, FastHeadersDecodeAndRefuseAsThePlainParser) {
+    const Bytes one{1};
+    const Bytes good =
+        Cat({Send(1, {1, 2}),
+             Fpdu(Cat({Tagged(false, SIWX_OP_WRITE, 7, 0x1234567890ULL), Bytes{5, 6, 7}})),
+             Fpdu(Cat({Untagged(true, SIWX_OP_SEND_SE_INVAL, 0, 2, 0, 0xabcd), Bytes{8}})),
+             Fpdu(Cat({Tagged(true, SIWX_OP_READ_RESP, 9, 0x40), one})),
+             Fpdu(Cat({Untagged(false, SIWX_OP_SEND, 0, 3, 0), Bytes{1, 2, 3, 4}})),
+             Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 3, 4), one}))});
+    // The fast entry applies when the caller folds the CRC, or there is none
+    const std::vector<std::pair<bool, RxCrc>> modes = {{true, RxCrc::kPlaceAndSkip},
+                                                       {false, RxCrc::kParser}};
+    for (const auto& [crc_on, crc] : modes) {
+        for (size_t chunk : {size_t(0), size_t(1), size_t(5), size_t(23)}) {
+            RxRecord fast = ParseStream(good, chunk, crc_on, crc, RxFeed::kFast);
+            RxRecord plain = ParseStream(good, chunk, crc_on, crc, RxFeed::kPlain);
+            ASSERT_FALSE(fast.error) << chunk << " " << fast.term;
+            ASSERT_EQ(fast.segments.size(), 6u) << chunk;
+            ASSERT_EQ(plain.segments.size(), 6u) << chunk;
+            for (size_t i = 0; i < 6; ++i)
+                ExpectSameSegment(fast.segments[i], plain.segments[i], chunk);
+            EXPECT_EQ(fast.payloads, plain.payloads) << chunk;
+        }
+    }
+    const std::vector<std::pair<Bytes, siwx_term>> bad = {
+        {Fpdu(Cat({Ctrl(true, true, SIWX_OP_WRITE, 2, 1), Be32(5), Be64(0), one})),
+         {SIWX_LAYER_DDP, SIWX_DDP_ETYPE_TAGGED, SIWX_DDP_T_INVALID_VERSION}},
+        {Fpdu(
+             Cat({Ctrl(false, true, SIWX_OP_SEND, 0, 1), Be32(0), Be32(0), Be32(2), Be32(0), one})),
+         {SIWX_LAYER_DDP, SIWX_DDP_ETYPE_UNTAGGED, SIWX_DDP_UT_INVALID_VERSION}},
+        {Fpdu(Cat({Ctrl(true, true, SIWX_OP_WRITE, 1, 2), Be32(5), Be64(0), one})),
+         kBadRdmapVersion},
+        {Fpdu(Cat({Untagged(true, SIWX_OP_WRITE, 0, 2, 0), one})), kUnexpectedOpcode},
+        {Fpdu(Cat({Tagged(true, SIWX_OP_SEND, 5, 0), one})), kUnexpectedOpcode},
+        {Fpdu(Cat({Tagged(true, 0xe, 5, 0), one})), kUnexpectedOpcode},
+        {Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 1, 2, 0), one})), kInvalidQn},
+        {Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 3, 0), one})), kMsnRange},
+        {Fpdu(Cat({Untagged(true, SIWX_OP_SEND, 0, 2, 4), one})), kInvalidMo},
+        {Fpdu(Cat({Ctrl(true, true, SIWX_OP_WRITE), Be32(5), Be32(0)})), kLlpLength},
+    };
+    for (const auto& [fpdu, want] : bad) {
+        const Bytes stream = Cat({Send(1, {1}), fpdu});
+        for (size_t chunk : {size_t(0), size_t(1), size_t(7)}) {
+            RxRecord fast = ParseStream(stream, chunk, true, RxCrc::kPlaceAndSkip, RxFeed::kFast);
+            RxRecord plain = ParseStream(stream, chunk, true, RxCrc::kPlaceAndSkip, RxFeed::kPlain);
+            EXPECT_TRUE(fast.error) << chunk << ": " << Hex(fpdu);
+            EXPECT_EQ(fast.term, want) << chunk << ": " << Hex(fpdu);
+            EXPECT_EQ(plain.term, want) << chunk << ": " << Hex(fpdu);
+            EXPECT_EQ(fast.segments.size(), 1u) << chunk << ": " << Hex(fpdu);
+            EXPECT_EQ(fast.segment_ends, 1) << chunk;
+        }
+    }
+}
+
 TEST(RxParse, PartialFpduGivesNoEnd) {
     Bytes stream = Send(1, {1, 2, 3, 4, 5, 6});
     for (size_t cut = 0; cut < stream.size(); ++cut) {

@@ -11,6 +11,7 @@
 #ifndef SIWX_PROTO_DDP_H
 #define SIWX_PROTO_DDP_H
 
+#include "bytes.h"
 #include "term.h"
 #include "types.h"
 
@@ -53,6 +54,32 @@ static inline size_t siwx_ddp_hdr_len(bool tagged)
 static inline bool siwx_ddp_tagged_needs_stag(u32 payload_len)
 {
 	return payload_len != 0;
+}
+
+/*
+ * The fields of the DDP header at @buf, whose T flag says how long it is
+ * (siwx_ddp_hdr_len()); nothing checked. The other kind's fields are 0.
+ */
+static inline void siwx_ddp_fields(const u8 *buf, struct siwx_ddp_hdr *h)
+{
+	h->tagged = buf[0] & SIWX_DDP_T_FLAG;
+	h->last = buf[0] & SIWX_DDP_L_FLAG;
+	h->opcode = buf[1] & 0xf;
+	if (h->tagged) {
+		h->stag = siwx_get_be32(buf + 2);
+		h->to = siwx_get_be64(buf + 6);
+		h->inval_stag = 0;
+		h->qn = 0;
+		h->msn = 0;
+		h->mo = 0;
+	} else {
+		h->stag = 0;
+		h->to = 0;
+		h->inval_stag = siwx_get_be32(buf + 2);
+		h->qn = siwx_get_be32(buf + 6);
+		h->msn = siwx_get_be32(buf + 10);
+		h->mo = siwx_get_be32(buf + 14);
+	}
 }
 
 /* Writes DV = RV = 1; returns the header length. */

@@ -155,10 +155,19 @@ static inline void siwx_rx_fpdu_end(struct siwx_rx *rx,
 }
 
 /*
+ * siwx_rx_feed() for a segment's headers (state SIWX_RXS_HDR, nothing
+ * gathered): those of a data segment lying whole at @buf are decoded in
+ * one pass; anything else goes to siwx_rx_feed().
+ */
+size_t siwx_rx_feed_headers(struct siwx_rx *rx, const u8 *buf, size_t len,
+			    struct siwx_rx_event *ev);
+
+/*
  * siwx_rx_feed() as a receiver's loop calls it: a PAYLOAD slice, half the
  * events of a long message (a TCP segment's payload often comes in two
  * chunks), is cut here inline when the caller folds the CRC or there is
- * none; so is a PAD and CRC that lies whole at @buf, a quarter of them.
+ * none; so is a PAD and CRC that lies whole at @buf, a quarter of them;
+ * the headers that begin a chunk go to siwx_rx_feed_headers().
  * Anything else goes to siwx_rx_feed(), a CRC that does not match too:
  * it checks the same octets again and fails the stream.
  */
@@ -171,6 +180,8 @@ static inline size_t siwx_rx_feed_fast(struct siwx_rx *rx, const u8 *buf,
 		return siwx_rx_feed(rx, buf, len, ev);
 	if (rx->state == SIWX_RXS_PAYLOAD)
 		return siwx_rx_slice(rx, buf, len, ev);
+	if (rx->state == SIWX_RXS_HDR && !rx->have)
+		return siwx_rx_feed_headers(rx, buf, len, ev);
 	if (rx->state != SIWX_RXS_TRAILER || rx->have)
 		return siwx_rx_feed(rx, buf, len, ev);
 	pad = siwx_mpa_pad(rx->seg.ulpdu_len);
