@@ -95,15 +95,13 @@ static void siwx_rx_send_target(struct siwx_conn *conn)
 void siwx_rx_segment(struct siwx_conn *conn)
 {
 	const struct siwx_rx_seg *seg = &conn->rx.seg;
+	int access = IB_ACCESS_REMOTE_WRITE;
 	struct siwx_term err;
 	bool complete;
 
 	if (unlikely(READ_ONCE(conn->rtr_wait)) && !siwx_rx_rtr(conn))
 		return;
 	switch (seg->ddp.opcode) {
-	case SIWX_OP_WRITE:
-		siwx_rx_tagged_target(conn, IB_ACCESS_REMOTE_WRITE);
-		return;
 	case SIWX_OP_READ_RESP:
 		if (!siwx_orq_read_response(conn, &seg->ddp, seg->payload_len,
 					    &complete, &err)) {
@@ -111,7 +109,11 @@ void siwx_rx_segment(struct siwx_conn *conn)
 			return;
 		}
 		conn->rx_resp_done = complete;
-		siwx_rx_tagged_target(conn, IB_ACCESS_LOCAL_WRITE);
+		access = IB_ACCESS_LOCAL_WRITE;
+		fallthrough;
+	case SIWX_OP_WRITE:
+		/* One call: inline, for every segment of a long message */
+		siwx_rx_tagged_target(conn, access);
 		return;
 	case SIWX_OP_SEND:
 	case SIWX_OP_SEND_INVAL:
@@ -127,10 +129,11 @@ void siwx_rx_segment(struct siwx_conn *conn)
 /*
  * An untagged slice into the held receive buffer's SGEs, from message
  * offset @mo; returns the octets placed (the rest only checksummed), or
- * -1 when the slice overruns the buffer.
+ * -1 when the slice overruns the buffer. Not inline: its locals would
+ * cost the tagged slices, most of a long message's, a stack canary.
  */
-static int siwx_rx_place_untagged(struct siwx_conn *conn, u32 mo,
-				  const u8 *data, u32 len)
+static noinline int siwx_rx_place_untagged(struct siwx_conn *conn, u32 mo,
+					   const u8 *data, u32 len)
 {
 	struct siwx_rx_rqe *rq = &conn->rqe;
 	struct siwx_sgl_pos pos;

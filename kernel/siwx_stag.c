@@ -17,9 +17,6 @@
 
 #include "siwx_stag.h"
 
-#define SIWX_REMOTE_RIGHTS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-			    IB_ACCESS_REMOTE_ATOMIC)
-
 static void siwx_mr_release(struct kref *ref)
 {
 	struct siwx_mr *mr = container_of(ref, struct siwx_mr, ref);
@@ -53,51 +50,6 @@ void siwx_mr_put(struct siwx_mr *mr)
 }
 
 /*
- * Check that @mr may be used by @qp for @len octets at tagged offset @to
- * with access right @right (0: local read, always allowed). Returns 0,
- * or -EACCES with the reason in @fault.
- */
-static int siwx_mr_check(struct siwx_qp *qp, struct siwx_mr *mr, int right,
-			 u64 to, u64 len, enum siwx_access_fault *fault)
-{
-	if (!READ_ONCE(mr->valid)) {
-		*fault = SIWX_FAULT_INVALID_STAG;
-		return -EACCES;
-	}
-	if (mr->ibmr.pd != qp->ibqp.pd) {
-		*fault = SIWX_FAULT_NOT_ASSOC;
-		return -EACCES;
-	}
-	if (mr->kind == SIWX_MR_WINDOW) {
-		/* A window's STag is for peers only: no lkey names one */
-		if (!(right & SIWX_REMOTE_RIGHTS)) {
-			*fault = SIWX_FAULT_INVALID_STAG;
-			return -EACCES;
-		}
-		if (mr->qp_uid && mr->qp_uid != qp->uid) {
-			*fault = SIWX_FAULT_NOT_ASSOC;
-			return -EACCES;
-		}
-	}
-	if (right && !(mr->access & right)) {
-		*fault = SIWX_FAULT_ACCESS_RIGHTS;
-		return -EACCES;
-	}
-	if (to + len < to) {
-		*fault = SIWX_FAULT_TO_WRAP;
-		return -EACCES;
-	}
-	/* A DMA MR spans every kernel address; siwx_mr_page checks each */
-	if (mr->kind == SIWX_MR_DMA)
-		return 0;
-	if (!mr->pages || to < mr->iova || to + len > mr->iova + mr->length) {
-		*fault = SIWX_FAULT_BOUNDS;
-		return -EACCES;
-	}
-	return 0;
-}
-
-/*
  * The MR @stag names, with a reference, if @qp may use @len octets of it
  * at @to with @right (siwx_mr_check()); else NULL and the reason in
  * @fault.
@@ -117,23 +69,6 @@ struct siwx_mr *siwx_mr_get_checked(struct siwx_qp *qp, u32 stag, int right,
 		return NULL;
 	}
 	return mr;
-}
-
-/*
- * @mr, held since an earlier segment of the same message, for @stag again
- * (siwx_rx_place.c): true if @stag still names it and @qp may use @len
- * octets at @to with @right, the checks of siwx_mr_get_checked() without
- * its lookup. What ends an STag clears mr->valid (invalidation, unbinding,
- * siwx_dereg_mr()) or gives it a new key (fast registration), so a held
- * MR fails here once the lookup would.
- */
-bool siwx_mr_recheck(struct siwx_qp *qp, struct siwx_mr *mr, u32 stag,
-		     int right, u64 to, u64 len)
-{
-	enum siwx_access_fault fault;
-
-	return READ_ONCE(mr->stag) == stag &&
-	       !siwx_mr_check(qp, mr, right, to, len, &fault);
 }
 
 /*
