@@ -165,6 +165,50 @@ class PerUnit(Temp):
         self.assertIn("not counted", fails[0])
 
 
+class SameBoot(Temp):
+    def boot(self, name, siwx, tcp):
+        """A boot whose write_rt and tcp_rt count @siwx and @tcp per round
+        trip on each side."""
+        b = Boot(self.root, name)
+        for stack, meas, v in (("siwx", "write_rt", siwx), ("tcp", "tcp_rt", tcp)):
+            m = cost_plan.BY_NAME[meas]
+            du = cost_plan.units(m, m.ns[2]) - cost_plan.units(m, m.ns[1])
+            b.step(f"{stack}.{meas}.warm", (10, 0), (10, 0))
+            b.step(f"{stack}.{meas}.n1", (1000, 0), (1000, 0))
+            n2 = 1000 + int(v * du)
+            b.step(f"{stack}.{meas}.n2", (n2, 0), (n2, 0))
+        b.write()
+
+    def test_ratios_of_the_same_boot(self):
+        # medians 3 and 4 (0.75x), but boot by boot 2.0x, 1.0x and 0.5x
+        self.boot("cost", 2.0, 1.0)
+        self.boot("cost-round2", 4.0, 4.0)
+        self.boot("cost-round3", 3.0, 6.0)
+        rows = cost_report.write_outputs(self.root, {"command": "x", "date": "d", "git": "g",
+                                                     "machine": "m"})
+        server = next(r for r in rows if r["stack"] == "siwx" and r["side"] == "server")
+        self.assertAlmostEqual(server["vs_tcp"], 0.75)
+        self.assertEqual([round(v, 6) for v in server["vs_tcp_boots"]], [2.0, 1.0, 0.5])
+        self.assertAlmostEqual(server["vs_tcp_same"], 1.0)
+        with open(os.path.join(self.root, "summary.md")) as f:
+            self.assertIn("| write_rt | siwx | server | 2.000 1.000 0.500 | 1.000 |", f.read())
+
+    def test_a_boot_without_tcp_gives_no_ratio(self):
+        self.boot("cost", 2.0, 1.0)
+        b = Boot(self.root, "cost-round2")
+        m = cost_plan.BY_NAME["write_rt"]
+        du = cost_plan.units(m, m.ns[2]) - cost_plan.units(m, m.ns[1])
+        b.step("siwx.write_rt.warm", (10, 0), (10, 0))
+        b.step("siwx.write_rt.n1", (1000, 0), (1000, 0))
+        b.step("siwx.write_rt.n2", (1000 + 5 * du, 0), (1000 + 5 * du, 0))
+        b.write()
+        boots = cost_report.collect_boots(self.root)
+        rows = cost_report.summarize(cost_report.collect(self.root, boots))
+        cost_report.same_boot_ratios(boots, rows)
+        server = next(r for r in rows if r["stack"] == "siwx" and r["side"] == "server")
+        self.assertEqual([round(v, 6) for v in server["vs_tcp_boots"]], [2.0])
+
+
 class Budgets(Temp):
     def test_the_tree_s_budgets_parse(self):
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
