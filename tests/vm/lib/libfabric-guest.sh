@@ -8,7 +8,8 @@
 # provider library is what libfabric then loads in place of its built-in
 # verbs provider (docs/libfabric.md). EXPECT rdm instead runs fi_pingpong
 # on an RDM endpoint (verbs;ofi_rxm) on KIND's device, data checked, which
-# must pass.
+# must pass; libfabric's own ofi_rxm crash at teardown after every transfer
+# passed (rxm-teardown-crash) counts as passed, as fabtests' judge counts it.
 role=$1 kind=$2 lib=$3 expect=$4
 if [ "$kind" = - ]; then
 	srv=$SERVER_IP
@@ -38,7 +39,18 @@ rdm)
 	set -- -p 'verbs;ofi_rxm' -e rdm -d "${kind}0" -I 20 -S 4096 -c
 	[ "$role" = client ] && set -- "$@" "$srv"
 	echo "fi_pingpong $*"
-	timeout 120 fi_pingpong "$@" || { echo "FAIL: fi_pingpong on an RDM endpoint, $role, libfabric $lib: status $?"; exit 1; }
+	st=0
+	timeout 120 fi_pingpong "$@" >/tmp/fi_pingpong.out 2>&1 || st=$?
+	cat /tmp/fi_pingpong.out
+	if [ $st -ne 0 ]; then
+		# libfabric's own ofi_rxm crash at teardown, after every transfer
+		if place=$(sh /overlay/rxm-teardown-crash /tmp/fi_pingpong.out /overlay/rxm-teardown-places); then
+			echo "fi_pingpong: RDM endpoint, $role: passed, then libfabric's ofi_rxm teardown crash at $place (ofiwg/libfabric#11828, docs/libfabric.md)"
+			exit 0
+		fi
+		echo "FAIL: fi_pingpong on an RDM endpoint, $role, libfabric $lib: status $st"
+		exit 1
+	fi
 	echo "fi_pingpong: RDM endpoint, $role: passed"
 	exit 0
 	;;
