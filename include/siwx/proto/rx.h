@@ -171,8 +171,9 @@ size_t siwx_rx_feed_headers(struct siwx_rx *rx, const u8 *buf, size_t len,
  * Anything else goes to siwx_rx_feed(), a CRC that does not match too:
  * it checks the same octets again and fails the stream.
  */
-static inline size_t siwx_rx_feed_fast(struct siwx_rx *rx, const u8 *buf,
-				       size_t len, struct siwx_rx_event *ev)
+static __always_inline size_t siwx_rx_feed_fast(struct siwx_rx *rx,
+						const u8 *buf, size_t len,
+						struct siwx_rx_event *ev)
 {
 	u32 pad, whole;
 

@@ -2,7 +2,8 @@
 /*
  * The protocol core's only view of its environment. The core is plain C
  * compiled unchanged into siwx.ko and into user-space tests and tools, so
- * it uses nothing but fixed-size integers, bool, size_t and memcpy/memset.
+ * it uses nothing but fixed-size integers, bool, size_t and memcpy/memset
+ * (and __always_inline: the kernel's, or glibc's from <sys/cdefs.h>).
  */
 #ifndef SIWX_PROTO_TYPES_H
 #define SIWX_PROTO_TYPES_H
