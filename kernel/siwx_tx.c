@@ -124,9 +124,12 @@ static int siwx_tx_turn(struct siwx_conn *conn)
 	/* Peer-to-peer Responder: RX kicks us when the RTR arrived */
 	if (READ_ONCE(conn->rtr_wait))
 		return SIWX_TX_STALL;
-	rv = siwx_tx_responses(conn);
-	if (rv)
-		return rv;
+	/* Responses are owed only once RX has made one ready */
+	if (READ_ONCE(conn->irq_nready)) {
+		rv = siwx_tx_responses(conn);
+		if (rv)
+			return rv;
+	}
 	if (siwx_term_is_pending(conn))
 		return SIWX_TX_DID;
 	return siwx_tx_sq(conn);

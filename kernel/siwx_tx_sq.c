@@ -336,11 +336,45 @@ static int siwx_tx_sqe_exec(struct siwx_conn *conn, u32 pos)
 	return siwx_tx_sqe_failed(conn, pos, rv);
 }
 
+/* The SQE at @pos is in flight: what its completion needs of it */
+static __always_inline void siwx_tx_sq_begin_locked(struct siwx_qp *qp,
+						    u32 pos,
+						    const struct siwx_sqe *sqe)
+{
+	struct siwx_sq_shadow *sh = siwx_sq_shadow_at(qp, pos);
+
+	lockdep_assert_held(&qp->sq_lock);
+	sh->id = sqe->id;
+	sh->opcode = siwx_wr_to_wc_opcode(sqe->opcode);
+	sh->status = SIWX_WC_SUCCESS;
+	sh->bytes = 0;
+	sh->signalled = (sqe->flags & SIWX_WQE_SIGNALLED) || qp->sig_all;
+	sh->done = false;
+	sh->inval = sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV;
+	sh->inval_stag = sqe->sge[0].lkey;
+	qp->sq_tx = pos + 1;
+}
+
+/*
+ * Whether the copied SQE may have to wait for the outstanding Reads and
+ * atomics (siwx_tx_sq()): fenced WRs, those that take an ORQ slot, and
+ * invalidations, which must not pull an MR from under a Read or atomic
+ * result still on its way.
+ */
+static bool siwx_tx_sqe_may_stall(const struct siwx_sqe *sqe)
+{
+	return siwx_sqe_op_awaits_response(sqe->opcode) ||
+	       (sqe->flags & SIWX_WQE_FENCE) ||
+	       sqe->opcode == IB_UVERBS_WR_LOCAL_INV;
+}
+
 /*
  * Copy the SQE at the engine's position into conn->sqe, if there is one
- * and the ring lets it go; its position in *@pos.
+ * and the ring lets it go; its position in *@pos. One that cannot stall
+ * goes in flight under the same lock (*@begun), a lock pair less per WR
+ * for every Send and Write.
  */
-static int siwx_tx_sq_fetch(struct siwx_conn *conn, u32 *pos)
+static int siwx_tx_sq_fetch(struct siwx_conn *conn, u32 *pos, bool *begun)
 {
 	struct siwx_qp *qp = conn->qp;
 	struct siwx_sqe *sqe;
@@ -358,58 +392,44 @@ static int siwx_tx_sq_fetch(struct siwx_conn *conn, u32 *pos)
 	*pos = qp->sq_tx;
 	sqe = siwx_sq_slot(qp, *pos);
 	/* Stopped: what is left is the flush's (siwx_qp_flush) */
-	if (!qp->dp_active)
+	if (!qp->dp_active) {
 		rv = SIWX_TX_STALL;
-	else if (*pos - qp->sq_done >= qp->sq.num)
+	} else if (*pos - qp->sq_done >= qp->sq.num) {
 		rv = SIWX_TX_FULL;
-	else if (!siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID))
+	} else if (!siwx_elem_valid(&sqe->flags, SIWX_WQE_VALID)) {
 		rv = SIWX_TX_IDLE;
-	else
+	} else {
 		memcpy(&conn->sqe, sqe, sizeof(conn->sqe));
+		*begun = !siwx_tx_sqe_may_stall(&conn->sqe);
+		if (*begun)
+			siwx_tx_sq_begin_locked(qp, *pos, &conn->sqe);
+	}
 	spin_unlock_bh(&qp->sq_lock);
 	return rv;
-}
-
-/* The SQE at @pos is in flight: what its completion needs of it */
-static void siwx_tx_sq_begin(struct siwx_qp *qp, u32 pos,
-			     const struct siwx_sqe *sqe)
-{
-	struct siwx_sq_shadow *sh;
-
-	spin_lock_bh(&qp->sq_lock);
-	sh = siwx_sq_shadow_at(qp, pos);
-	sh->id = sqe->id;
-	sh->opcode = siwx_wr_to_wc_opcode(sqe->opcode);
-	sh->status = SIWX_WC_SUCCESS;
-	sh->bytes = 0;
-	sh->signalled = (sqe->flags & SIWX_WQE_SIGNALLED) || qp->sig_all;
-	sh->done = false;
-	sh->inval = sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV;
-	sh->inval_stag = sqe->sge[0].lkey;
-	qp->sq_tx = pos + 1;
-	spin_unlock_bh(&qp->sq_lock);
 }
 
 /* Take the next SQE, if any and if it may go now. */
 int siwx_tx_sq(struct siwx_conn *conn)
 {
 	const struct siwx_sqe *sqe = &conn->sqe;
+	struct siwx_qp *qp = conn->qp;
+	bool begun = false;
 	u32 pos;
 	int rv;
 
-	rv = siwx_tx_sq_fetch(conn, &pos);
+	rv = siwx_tx_sq_fetch(conn, &pos, &begun);
 	if (rv != SIWX_TX_DID)
 		return rv;
-	/*
-	 * Fenced WRs, and invalidations, which must not pull an MR from
-	 * under a Read or atomic result still on its way, wait for the
-	 * outstanding Reads and atomics.
-	 */
-	if (siwx_orq_stalls(conn, siwx_sqe_op_awaits_response(sqe->opcode),
-			    (sqe->flags & SIWX_WQE_FENCE) ||
-			    sqe->opcode == IB_UVERBS_WR_LOCAL_INV))
-		return SIWX_TX_STALL;
-	siwx_tx_sq_begin(conn->qp, pos, sqe);
+	if (!begun) {
+		if (siwx_orq_stalls(conn,
+				    siwx_sqe_op_awaits_response(sqe->opcode),
+				    (sqe->flags & SIWX_WQE_FENCE) ||
+				    sqe->opcode == IB_UVERBS_WR_LOCAL_INV))
+			return SIWX_TX_STALL;
+		spin_lock_bh(&qp->sq_lock);
+		siwx_tx_sq_begin_locked(qp, pos, sqe);
+		spin_unlock_bh(&qp->sq_lock);
+	}
 	rv = siwx_tx_sqe_exec(conn, pos);
 	return rv ? rv : SIWX_TX_DID;
 }
