@@ -75,6 +75,25 @@ static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 }
 
 /*
+ * The stage's run grows by @n octets just written at tx_page_off: the last
+ * bvec when it ends there, else a new one.
+ */
+static __always_inline void
+siwx_tx_stage_grow(struct siwx_conn *conn, struct siwx_tx_vec *v, u32 n)
+{
+	struct bio_vec *last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
+
+	if (last && last->bv_page == conn->tx_page &&
+	    last->bv_offset + last->bv_len == conn->tx_page_off) {
+		last->bv_len += n;
+		v->len += n;
+	} else {
+		siwx_tx_add_page(conn, v, conn->tx_page, conn->tx_page_off, n);
+	}
+	conn->tx_page_off += n;
+}
+
+/*
  * @n octets at @src into the stage, and into the CRC when @crc. A page
  * is changed only after a push, so a run of the current page up to
  * tx_page_off that ends the bvecs not yet pushed grows in place.
@@ -82,7 +101,6 @@ static int siwx_tx_stage_page(struct siwx_conn *conn, struct siwx_tx_vec *v,
 static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			 const u8 *src, u32 n, u32 *crc)
 {
-	struct bio_vec *last;
 	u32 room, k;
 	u8 *dst;
 	int rv;
@@ -100,16 +118,7 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
 		memcpy(dst, src, k);
 		if (crc)
 			*crc = siwx_crc32c(*crc, dst, k);
-		last = v->nb ? &conn->bvec[v->nb - 1] : NULL;
-		if (last && last->bv_page == conn->tx_page &&
-		    last->bv_offset + last->bv_len == conn->tx_page_off) {
-			last->bv_len += k;
-			v->len += k;
-		} else {
-			siwx_tx_add_page(conn, v, conn->tx_page,
-					 conn->tx_page_off, k);
-		}
-		conn->tx_page_off += k;
+		siwx_tx_stage_grow(conn, v, k);
 		src += k;
 		n -= k;
 	}
@@ -122,8 +131,9 @@ static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
  * Returns its length (the caller advances src->off by it), or 0 when
  * the source has no more or names no page (a fault).
  */
-static u32 siwx_tx_src_next(struct siwx_tx_src *src, u32 left,
-			    const u8 **inl, struct page **page, u32 *poff)
+static __always_inline u32
+siwx_tx_src_next(struct siwx_tx_src *src, u32 left, const u8 **inl,
+		 struct page **page, u32 *poff)
 {
 	u32 elen, n;
 
@@ -179,8 +189,8 @@ static int siwx_tx_put_piece(struct siwx_conn *conn, struct siwx_tx_vec *v,
  * The copy counters (siwx_copies.c) of one FPDU's @len payload octets,
  * whose pieces all took one way through siwx_tx_put_piece()
  */
-static void siwx_tx_count(const struct siwx_tx_vec *v, bool inl, bool crc,
-			  u32 len)
+static __always_inline void siwx_tx_count(const struct siwx_tx_vec *v,
+					  bool inl, bool crc, u32 len)
 {
 	siwx_copies_add(tx_fpdus, 1);
 	siwx_copies_add(tx_payload, len);
@@ -202,6 +212,51 @@ static void siwx_tx_count(const struct siwx_tx_vec *v, bool inl, bool crc,
 		siwx_copies_add(tx_crc, len);
 		siwx_copies_add(tx_crc_fused, len);
 	}
+}
+
+/*
+ * An FPDU whose payload is one piece (inline, or within one page of an MR)
+ * and which fits whole in the stage's current page, as most small
+ * messages' do: header, payload and trailer written where they go, the
+ * CRC taken in one call, one bvec grown. Returns false, having changed
+ * nothing TCP sees, when the FPDU is not such; siwx_tx_put_fpdu()'s
+ * general way then stages it piece by piece.
+ */
+static bool siwx_tx_put_whole(struct siwx_conn *conn,
+			      const struct siwx_tx_seg *seg,
+			      struct siwx_tx_src *src, struct siwx_tx_vec *v)
+{
+	u32 len = seg->payload_len, poff = 0, crc = SIWX_CRC32C_INIT;
+	u32 body = seg->hdr_len + len;
+	struct page *page = NULL;
+	const u8 *inl = NULL;
+	u8 *dst;
+	void *va;
+
+	if (!v->stage || !conn->tx_page ||
+	    PAGE_SIZE - conn->tx_page_off <
+	    body + siwx_mpa_pad(seg->ulpdu_len) + SIWX_MPA_CRC_LEN)
+		return false;
+	if (len && siwx_tx_src_next(src, len, &inl, &page, &poff) != len)
+		return false;
+	dst = page_address(conn->tx_page) + conn->tx_page_off;
+	memcpy(dst, seg->hdr, seg->hdr_len);
+	if (inl) {
+		memcpy(dst + seg->hdr_len, inl, len);
+		src->off += len;
+	} else if (len) {
+		va = kmap_local_page(page);
+		memcpy(dst + seg->hdr_len, va + poff, len);
+		kunmap_local(va);
+		src->off += len;
+	}
+	if (conn->mpa.crc)
+		crc = siwx_crc32c(crc, dst, body);
+	body += siwx_mpa_trailer(crc, seg->ulpdu_len, conn->mpa.crc,
+				 dst + body);
+	siwx_tx_stage_grow(conn, v, body);
+	siwx_tx_count(v, inl, conn->mpa.crc, len);
+	return true;
 }
 
 /*
@@ -229,6 +284,8 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	bool more;
 	int rv;
 
+	if (siwx_tx_put_whole(conn, seg, src, v))
+		goto batch;
 	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
 	while (!rv && left) {
 		struct page *page = NULL;
@@ -248,6 +305,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 	rv = siwx_tx_stage(conn, v, conn->tx_trailer, tlen, NULL);
 	if (rv)
 		return rv;
+batch:
 	if (!seg->last && v->len < SIWX_TX_BATCH)
 		return 0;
 	more = !seg->last || conn->tx_follows || siwx_tx_more(conn);
