@@ -40,20 +40,60 @@ static u32 siwx_crc32c_kernel(u32 crc, const void *buf, size_t len)
 }
 
 /*
- * Below this many octets the table code costs fewer instructions than the
- * kernel's crc32c even where the CPU has CRC32: up to Linux 6.13 that is
- * the crypto API's hash, a descriptor to set up and two indirect calls
- * before the first octet, and MPA checksums an FPDU's header, payload and
- * pad (often none) apart.
+ * Below this many octets the kernel's crc32c costs more than the CRC
+ * itself: up to Linux 6.13 it is the crypto API's hash, a descriptor to
+ * set up and two indirect calls before the first octet, and MPA checksums
+ * an FPDU's header, payload and pad (often none) apart. Such inputs go to
+ * the CPU's CRC32 instruction inline (below) where the kernel's code is
+ * in use and there is one, else to the table code.
  */
 #define SIWX_CRC32C_SMALL 32
 
+/* The CPU has CRC32 (SSE4.2): Castagnoli's polynomial, the raw register */
+static bool siwx_crc32c_has_insn;
+
+#ifdef CONFIG_X86_64
+static void __init siwx_crc32c_insn_probe(void)
+{
+	siwx_crc32c_has_insn = boot_cpu_has(X86_FEATURE_XMM4_2);
+}
+
+static u32 siwx_crc32c_insn(u32 crc, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+	u64 r = crc, v;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&v, p, sizeof(v));	/* x86 loads it unaligned */
+		asm("crc32q %1, %0" : "+r" (r) : "rm" (v));
+	}
+	crc = r;
+	for (; len; len--, p++)
+		asm("crc32b %1, %0" : "+r" (crc) : "rm" (*p));
+	return crc;
+}
+#else
+static void __init siwx_crc32c_insn_probe(void)
+{
+}
+
+static u32 siwx_crc32c_insn(u32 crc, const void *buf, size_t len)
+{
+	return siwx_crc32c_sw(crc, buf, len);
+}
+#endif
+
 u32 siwx_crc32c(u32 crc, const void *buf, size_t len)
 {
-	if (len < SIWX_CRC32C_SMALL ||
-	    READ_ONCE(siwx_crc32c_impl) == SIWX_CRC32C_TABLE)
+	int impl = READ_ONCE(siwx_crc32c_impl);
+
+	if (impl == SIWX_CRC32C_TABLE)
 		return siwx_crc32c_sw(crc, buf, len);
-	return siwx_crc32c_kernel(crc, buf, len);
+	if (len >= SIWX_CRC32C_SMALL)
+		return siwx_crc32c_kernel(crc, buf, len);
+	if (siwx_crc32c_has_insn)
+		return siwx_crc32c_insn(crc, buf, len);
+	return siwx_crc32c_sw(crc, buf, len);
 }
 
 /* RFC 3720 B.4: CRC32c of 32 zero octets is 0x8a9136aa. */
@@ -63,6 +103,21 @@ static bool __init siwx_crc32c_check(u32 (*fn)(u32, const void *, size_t))
 
 	return siwx_crc32c_final(fn(SIWX_CRC32C_INIT, zeros,
 				    sizeof(zeros))) == 0x8a9136aa;
+}
+
+/* The instruction's CRC of every short length, unaligned, as the table's */
+static bool __init siwx_crc32c_insn_check(void)
+{
+	u8 buf[SIWX_CRC32C_SMALL + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i * 131 + 7);
+	for (i = 0; i < SIWX_CRC32C_SMALL; i++)
+		if (siwx_crc32c_insn(SIWX_CRC32C_INIT, buf + 1, i) !=
+		    siwx_crc32c_sw(SIWX_CRC32C_INIT, buf + 1, i))
+			return false;
+	return siwx_crc32c_check(siwx_crc32c_insn);
 }
 
 /*
@@ -102,8 +157,10 @@ int __init siwx_crc32c_init(void)
 		       rv);
 		return rv;
 	}
+	siwx_crc32c_insn_probe();
 	if (!siwx_crc32c_check(siwx_crc32c_kernel) ||
-	    !siwx_crc32c_check(siwx_crc32c_sw)) {
+	    !siwx_crc32c_check(siwx_crc32c_sw) ||
+	    (siwx_crc32c_has_insn && !siwx_crc32c_insn_check())) {
 		pr_err("siwx: crc32c self-test failed\n");
 		siwx_crc32c_exit();
 		return -ENODEV;
