@@ -356,16 +356,21 @@ static __always_inline void siwx_tx_sq_begin_locked(struct siwx_qp *qp,
 }
 
 /*
- * Whether the copied SQE may have to wait for the outstanding Reads and
- * atomics (siwx_tx_sq()): fenced WRs, those that take an ORQ slot, and
- * invalidations, which must not pull an MR from under a Read or atomic
- * result still on its way.
+ * Whether the copied SQE waits for every outstanding Read and atomic:
+ * fenced WRs, and invalidations, which must not pull an MR from under a
+ * Read or atomic result still on its way.
  */
+static bool siwx_tx_sqe_waits_empty(const struct siwx_sqe *sqe)
+{
+	return (sqe->flags & SIWX_WQE_FENCE) ||
+	       sqe->opcode == IB_UVERBS_WR_LOCAL_INV;
+}
+
+/* Whether it may stall at all: that, or it takes an ORQ slot */
 static bool siwx_tx_sqe_may_stall(const struct siwx_sqe *sqe)
 {
 	return siwx_sqe_op_awaits_response(sqe->opcode) ||
-	       (sqe->flags & SIWX_WQE_FENCE) ||
-	       sqe->opcode == IB_UVERBS_WR_LOCAL_INV;
+	       siwx_tx_sqe_waits_empty(sqe);
 }
 
 /*
@@ -423,8 +428,7 @@ int siwx_tx_sq(struct siwx_conn *conn)
 	if (!begun) {
 		if (siwx_orq_stalls(conn,
 				    siwx_sqe_op_awaits_response(sqe->opcode),
-				    (sqe->flags & SIWX_WQE_FENCE) ||
-				    sqe->opcode == IB_UVERBS_WR_LOCAL_INV))
+				    siwx_tx_sqe_waits_empty(sqe)))
 			return SIWX_TX_STALL;
 		spin_lock_bh(&qp->sq_lock);
 		siwx_tx_sq_begin_locked(qp, pos, sqe);
