@@ -116,7 +116,8 @@ size_t siwx_mpa_trailer(u32 crc, u32 ulpdu_len, bool crc_on, u8 *out)
 
 	memset(out, 0, pad);
 	if (crc_on) {
-		crc = siwx_crc32c(crc, zeros, pad);
+		if (pad)
+			crc = siwx_crc32c(crc, zeros, pad);
 		siwx_put_le32(out + pad, siwx_crc32c_final(crc));
 	} else {
 		siwx_put_le32(out + pad, 0);

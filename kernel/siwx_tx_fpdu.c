@@ -94,30 +94,57 @@ siwx_tx_stage_grow(struct siwx_conn *conn, struct siwx_tx_vec *v, u32 n)
 }
 
 /*
- * @n octets at @src into the stage, and into the CRC when @crc. A page
- * is changed only after a push, so a run of the current page up to
+ * The MPA CRC of an FPDU being staged. The octets written into the stage
+ * are folded in by runs, once a run's page is full and at the FPDU's end
+ * (siwx_tx_crc_fold()), not piece by piece: each call of the kernel's
+ * crc32c costs a hundred-odd instructions before its first octet, and a
+ * long message's FPDU has a header and one or two pieces of payload.
+ */
+struct siwx_tx_crc {
+	u32 crc;
+	u32 from;	/* where in tx_page the octets not yet folded begin */
+};
+
+static void siwx_tx_crc_start(struct siwx_conn *conn, struct siwx_tx_crc *c)
+{
+	c->crc = SIWX_CRC32C_INIT;
+	c->from = conn->tx_page ? conn->tx_page_off : 0;
+}
+
+/* The stage's octets from c->from to tx_page_off into the CRC */
+static void siwx_tx_crc_fold(struct siwx_conn *conn, struct siwx_tx_crc *c)
+{
+	if (!c || !conn->tx_page || conn->tx_page_off <= c->from)
+		return;
+	c->crc = siwx_crc32c(c->crc, page_address(conn->tx_page) + c->from,
+			     conn->tx_page_off - c->from);
+	c->from = conn->tx_page_off;
+}
+
+/*
+ * @n octets at @src into the stage, and into the CRC @c unless NULL. A
+ * page is changed only after a push, so a run of the current page up to
  * tx_page_off that ends the bvecs not yet pushed grows in place.
  */
 static int siwx_tx_stage(struct siwx_conn *conn, struct siwx_tx_vec *v,
-			 const u8 *src, u32 n, u32 *crc)
+			 const u8 *src, u32 n, struct siwx_tx_crc *c)
 {
 	u32 room, k;
-	u8 *dst;
 	int rv;
 
 	while (n) {
 		room = conn->tx_page ? PAGE_SIZE - conn->tx_page_off : 0;
 		if (!room) {
+			siwx_tx_crc_fold(conn, c);
 			rv = siwx_tx_stage_page(conn, v, MSG_MORE);
 			if (rv)
 				return rv;
+			if (c)
+				c->from = 0;
 			continue;
 		}
 		k = min(n, room);
-		dst = page_address(conn->tx_page) + conn->tx_page_off;
-		memcpy(dst, src, k);
-		if (crc)
-			*crc = siwx_crc32c(*crc, dst, k);
+		memcpy(page_address(conn->tx_page) + conn->tx_page_off, src, k);
 		siwx_tx_stage_grow(conn, v, k);
 		src += k;
 		n -= k;
@@ -158,13 +185,13 @@ siwx_tx_src_next(struct siwx_tx_src *src, u32 left, const u8 **inl,
 }
 
 /*
- * One piece of payload into @v: staged (and checksummed into *@crc),
+ * One piece of payload into @v: staged (and into the CRC @c),
  * named where it is (by reference or for TCP to copy), or, inline octets
  * TCP copies, named in tx_inline, which stays as it is until the push.
  */
 static int siwx_tx_put_piece(struct siwx_conn *conn, struct siwx_tx_vec *v,
 			     const u8 *inl, struct page *page, u32 poff,
-			     u32 n, u32 *crc)
+			     u32 n, struct siwx_tx_crc *c)
 {
 	void *va;
 	int rv;
@@ -178,9 +205,9 @@ static int siwx_tx_put_piece(struct siwx_conn *conn, struct siwx_tx_vec *v,
 		return siwx_tx_push_if_full(conn, v);
 	}
 	if (inl)
-		return siwx_tx_stage(conn, v, inl, n, crc);
+		return siwx_tx_stage(conn, v, inl, n, c);
 	va = kmap_local_page(page);
-	rv = siwx_tx_stage(conn, v, va + poff, n, crc);
+	rv = siwx_tx_stage(conn, v, va + poff, n, c);
 	kunmap_local(va);
 	return rv;
 }
@@ -276,8 +303,7 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			    struct siwx_tx_src *src, struct siwx_tx_vec *v)
 {
 	bool crc_on = conn->mpa.crc;
-	u32 crc = SIWX_CRC32C_INIT;
-	u32 *crcp = crc_on ? &crc : NULL;
+	struct siwx_tx_crc crc, *c = crc_on ? &crc : NULL;
 	u32 left = seg->payload_len;
 	const u8 *inl = NULL;
 	size_t tlen;
@@ -286,7 +312,8 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 
 	if (siwx_tx_put_whole(conn, seg, src, v))
 		goto batch;
-	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, crcp);
+	siwx_tx_crc_start(conn, &crc);
+	rv = siwx_tx_stage(conn, v, seg->hdr, seg->hdr_len, c);
 	while (!rv && left) {
 		struct page *page = NULL;
 		u32 poff = 0, n;
@@ -296,12 +323,14 @@ static int siwx_tx_put_fpdu(struct siwx_conn *conn,
 			return -EFAULT;
 		src->off += n;
 		left -= n;
-		rv = siwx_tx_put_piece(conn, v, inl, page, poff, n, crcp);
+		rv = siwx_tx_put_piece(conn, v, inl, page, poff, n, c);
 	}
 	if (rv)
 		return rv;
 	siwx_tx_count(v, inl, crc_on, seg->payload_len);
-	tlen = siwx_mpa_trailer(crc, seg->ulpdu_len, crc_on, conn->tx_trailer);
+	siwx_tx_crc_fold(conn, c);
+	tlen = siwx_mpa_trailer(crc.crc, seg->ulpdu_len, crc_on,
+				conn->tx_trailer);
 	rv = siwx_tx_stage(conn, v, conn->tx_trailer, tlen, NULL);
 	if (rv)
 		return rv;
